@@ -258,6 +258,14 @@ final class PublishQueueContract: StoreContract {
         try await store.close()
     }
 
+    /// A store holding publish "p1", claimed by worker "w1".
+    private func openClaimed(_ backend: ContractBackend) async throws -> (any PushStorage, PublishJobID) {
+        let store = try await openStore(backend)
+        let id = try await store.enqueuePublish(publish("p1"))
+        _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        return (store, id)
+    }
+
     /// A checkpoint of `job` by `worker` at `cursor` with `answered` and nothing else, then the answered set.
     private func checkpointAnswered(
         _ store: any PushStorage, _ job: PublishJobID, worker: String = "w1", cursor: Int64, _ answered: [Int64]
@@ -269,9 +277,7 @@ final class PublishQueueContract: StoreContract {
 
     @Test(arguments: ContractBackend.selected)
     func testAnsweredRefsWithHolesAcrossCheckpointsAreRememberedExactly(_ backend: ContractBackend) async throws {
-        let store = try await openStore(backend)
-        let id = try await store.enqueuePublish(publish("p1"))
-        _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        let (store, id) = try await openClaimed(backend)
         // Out of order, with holes: runs of consecutive refs next to single refs, a hole filled later.
         var answered = try await checkpointAnswered(store, id, cursor: 1, [8, 2, 3, 4, 10, 7, 30])
         #expect(answered == [2, 3, 4, 7, 8, 10, 30])
@@ -286,9 +292,7 @@ final class PublishQueueContract: StoreContract {
 
     @Test(arguments: ContractBackend.selected)
     func testOverlappingAndRepeatedAnsweredRefsCountOnceAndNoneIsLost(_ backend: ContractBackend) async throws {
-        let store = try await openStore(backend)
-        let id = try await store.enqueuePublish(publish("p1"))
-        _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        let (store, id) = try await openClaimed(backend)
         var answered = try await checkpointAnswered(store, id, cursor: 0, [5, 6, 7])
         #expect(answered == Set(5...7))
         // The same batch again with more answers (a write retried after its COMMIT's answer was lost): same start,
@@ -311,9 +315,7 @@ final class PublishQueueContract: StoreContract {
 
     @Test(arguments: ContractBackend.selected)
     func testACursorInsideARunKeepsOnlyTheRefsAboveItUntilItPassesTheRun(_ backend: ContractBackend) async throws {
-        let store = try await openStore(backend)
-        let id = try await store.enqueuePublish(publish("p1"))
-        _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        let (store, id) = try await openClaimed(backend)
         var answered = try await checkpointAnswered(store, id, cursor: 2, Array(10...20) + [22, 23])
         #expect(answered == Set(10...20).union([22, 23]))
         answered = try await checkpointAnswered(store, id, cursor: 15, [])
@@ -337,9 +339,8 @@ final class PublishQueueContract: StoreContract {
 
     @Test(arguments: ContractBackend.selected)
     func testAnsweredRefsAboveTheCursorSurviveAReopenExactly(_ backend: ContractBackend) async throws {
-        var store = try await openStore(backend)
-        let id = try await store.enqueuePublish(publish("p1"))
-        _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        let (first, id) = try await openClaimed(backend)
+        var store = first
         var expected = Set<Int64>()
         for batch in 0..<6 {
             // Interleaved batches, as answers from several connections come back: every third ref is answered a

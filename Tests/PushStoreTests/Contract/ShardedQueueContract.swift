@@ -43,6 +43,23 @@ final class ShardedQueueContract: StoreContract {
         return refs
     }
 
+    /// A store holding `seed`'s publish, claimed by "planner" and split into shards of 10; the test ends cancelled on
+    /// a backend that delivers every publish whole.
+    private func openSplit(_ backend: ContractBackend) async throws
+        -> (store: any PushStorage, sharded: any ShardedPublishQueue, job: PublishJobID)
+    {
+        let store = try await openStore(backend)
+        guard let sharded = store.sharding else {
+            try await store.close()
+            try Test.cancel("\(backend) delivers every publish whole")
+        }
+        _ = try await seed(store)
+        let planned = try await store.claimJob(workerID: "planner", leaseDuration: .seconds(30), now: clock.now)
+        let jobID = try #require(planned?.id)
+        _ = try await sharded.splitPublish(jobID, workerID: "planner", shardSize: 10, now: clock.now)
+        return (store, sharded, jobID)
+    }
+
     @Test(arguments: ContractBackend.selected)
     func testLargePublishReachesEachDeviceOnceWhetherSplitOrWhole(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)
@@ -83,15 +100,7 @@ final class ShardedQueueContract: StoreContract {
 
     @Test(arguments: ContractBackend.selected)
     func testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums(_ backend: ContractBackend) async throws {
-        let store = try await openStore(backend)
-        guard let sharded = store.sharding else {
-            try await store.close()
-            try Test.cancel("\(backend) delivers every publish whole")
-        }
-        _ = try await seed(store)
-        let planned = try await store.claimJob(workerID: "planner", leaseDuration: .seconds(30), now: clock.now)
-        let jobID = try #require(planned?.id)
-        _ = try await sharded.splitPublish(jobID, workerID: "planner", shardSize: 10, now: clock.now)
+        let (store, sharded, jobID) = try await openSplit(backend)
         let first = try await sharded.claimShard(workerID: "a", leaseDuration: .seconds(5), now: clock.now)
         let shard = try #require(first?.shard)
         let refs = try await read(store, try #require(first))
@@ -125,15 +134,7 @@ final class ShardedQueueContract: StoreContract {
 
     @Test(arguments: ContractBackend.selected)
     func testAShardRemembersOnlyItsOwnAnsweredRefsAboveItsCursor(_ backend: ContractBackend) async throws {
-        let store = try await openStore(backend)
-        guard let sharded = store.sharding else {
-            try await store.close()
-            try Test.cancel("\(backend) delivers every publish whole")
-        }
-        _ = try await seed(store)
-        let planned = try await store.claimJob(workerID: "planner", leaseDuration: .seconds(30), now: clock.now)
-        let jobID = try #require(planned?.id)
-        _ = try await sharded.splitPublish(jobID, workerID: "planner", shardSize: 10, now: clock.now)
+        let (store, sharded, jobID) = try await openSplit(backend)
         let claimedFirst = try await sharded.claimShard(workerID: "a", leaseDuration: .seconds(30), now: clock.now)
         let claimedNext = try await sharded.claimShard(workerID: "b", leaseDuration: .seconds(30), now: clock.now)
         let (firstClaim, nextClaim) = (try #require(claimedFirst), try #require(claimedNext))
