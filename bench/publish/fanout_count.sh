@@ -8,11 +8,8 @@
 #
 #   SERVER_BIN=path/to/push-server [SEED_BIN=path/to/SeedDevices] [LABEL=name] bench/publish/fanout_count.sh [N]
 #
-# SERVER_BIN as `make release-binary` builds it (the Swift runtime linked in): a plain `swift build -c release` binary
-# loads the toolchain's libdispatch.so, and valgrind 3.19 died of SIGSEGV in its signal thread as instrumentation
-# was switched on (main `3c1438a`, 2026-12-07). N defaults to 5,000 (about 30 s under callgrind). Writes
-# bench/out/fanout-count/LABEL/callgrind.out.PID.1; read it with `callgrind_annotate --auto=no [--inclusive=yes] FILE`
-# and divide by N.
+# N defaults to 5,000 (about 30 s under callgrind). Writes bench/out/fanout-count/LABEL/callgrind.out.PID.1; read it
+# with `callgrind_annotate --auto=no [--inclusive=yes] FILE` and divide by N.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${1:-5000}
