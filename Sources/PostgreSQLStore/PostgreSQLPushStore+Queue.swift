@@ -132,15 +132,9 @@ extension PostgreSQLPushStore {
             // the job row is locked only from the fence to COMMIT, so a lease renewal never waits for this
             // transaction's other lock waits. A run that lost its lease fails the fence and none of it is kept.
             try Self.applyDeviceResults(deviceResults, connection: connection)
-            // Sorted, as every writer of these keys inserts them: two transactions never wait for each other's.
-            let remembered = answered.filter { $0 > cursor }.sorted()
-            if !remembered.isEmpty {
-                try connection.run(
-                    """
-                    INSERT INTO publish_answered (job_id, ref) SELECT $1, ref FROM unnest($2::bigint[]) AS a(ref)
-                    ON CONFLICT DO NOTHING
-                    """, [id, .integerArray(remembered)])
-            }
+            // A row per range of consecutive refs (`AnsweredRanges`), sorted, as every writer of these keys inserts
+            // them: two transactions never wait for each other's.
+            try Self.remember(AnsweredRanges(answered, above: cursor), job: id, connection: connection)
             try PublishQueueSQL.forgetAnswered(job: job, through: cursor, on: connection)
             let changed = counters.storedNames.filter { $0.value != 0 }.sorted { $0.key < $1.key }
             if !changed.isEmpty {
@@ -153,6 +147,20 @@ extension PostgreSQLPushStore {
             }
             try PublishQueueSQL.fence(job, workerID: workerID, cursor: cursor, on: connection)
         }
+    }
+
+    /// Inserts a checkpoint's answered ranges of the job `job`. A range that starts where one written before starts
+    /// (the same batch written again after a COMMIT whose answer was lost, now with more answers) keeps the larger
+    /// end, so no answered ref is lost.
+    static func remember(_ ranges: AnsweredRanges, job: PGValue, connection: PGConnection) throws {
+        guard !ranges.isEmpty else { return }
+        try connection.run(
+            """
+            INSERT INTO publish_answered (job_id, ref, last_ref)
+            SELECT $1, a.ref, a.last_ref FROM unnest($2::bigint[], $3::bigint[]) AS a(ref, last_ref)
+            ON CONFLICT (job_id, ref) DO UPDATE
+            SET last_ref = greatest(coalesce(publish_answered.last_ref, publish_answered.ref), excluded.last_ref)
+            """, [job, .integerArray(ranges.firsts), .integerArray(ranges.lasts)])
     }
 
     /// A split job's shard counters become job counters and its shards go (nothing for a job delivered whole).

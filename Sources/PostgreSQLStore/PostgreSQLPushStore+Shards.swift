@@ -223,17 +223,17 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
             // As a whole job's checkpoint: devices (in id order), the shard's answered refs, then the fence, so the
             // shard row is locked only from the fence to COMMIT and its lease renewal never waits longer.
             try Self.applyShardResults(deviceResults, connection: connection)
-            let remembered = answered.filter { $0 > cursor && shard.contains($0) }.sorted()
-            if !remembered.isEmpty {
-                try connection.run(
-                    """
-                    INSERT INTO publish_answered (job_id, ref) SELECT $1, ref FROM unnest($2::bigint[]) AS a(ref)
-                    ON CONFLICT DO NOTHING
-                    """, [id, .integerArray(remembered)])
-            }
+            // Only the shard's own refs (above its first `after`, at most its `through`), so no range reaches into
+            // the next shard: the shards' reads and deletes below go by ranges' first refs.
+            try Self.remember(
+                AnsweredRanges(answered, above: max(cursor, shard.after), through: shard.through ?? .max), job: id,
+                connection: connection)
+            // The shard's ranges the cursor has passed; one it stands inside stays until the cursor passes its end.
             try connection.run(
-                "DELETE FROM publish_answered WHERE job_id = $1 AND ref > $2 AND ref <= $3",
-                [id, .integer(shard.after), .integer(cursor)])
+                """
+                DELETE FROM publish_answered
+                WHERE job_id = $1 AND ref > $2 AND ref <= $3 AND coalesce(last_ref, ref) <= $3
+                """, [id, .integer(shard.after), .integer(cursor)])
             let rows = totals.storedNames
             let names = rows.keys.sorted()
             // Fenced: the UPDATE re-reads the row it locks, so a claim that raised the epoch meanwhile is seen.
@@ -286,12 +286,22 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
 
     package func answeredTargets(_ job: PublishJobID, shard: PublishShard) async throws -> Set<Int64> {
         try await read { connection in
+            // The ranges that reach above the shard's cursor and start within it, expanded and clipped to the
+            // refs above the cursor and at most its last (`AnsweredRanges.insert`).
             let result = try connection.query(
                 """
-                SELECT a.ref FROM publish_answered a JOIN publish_shards s ON s.job_id = a.job_id AND s.shard_no = $2
-                WHERE a.job_id = $1 AND a.ref > s.cursor AND (s.through_ref IS NULL OR a.ref <= s.through_ref)
-                """, [.integer(job.rawValue), .integer(Int64(shard.number))])
-            return Set(result.map { result.int64($0, 0) })
+                SELECT a.ref, coalesce(a.last_ref, a.ref), s.cursor, coalesce(s.through_ref, $3)
+                FROM publish_answered a JOIN publish_shards s ON s.job_id = a.job_id AND s.shard_no = $2
+                WHERE a.job_id = $1 AND a.ref > s.after_ref AND coalesce(a.last_ref, a.ref) > s.cursor
+                    AND (s.through_ref IS NULL OR a.ref <= s.through_ref)
+                """, [.integer(job.rawValue), .integer(Int64(shard.number)), .integer(.max)])
+            var refs = Set<Int64>()
+            for row in 0..<result.rowCount {
+                AnsweredRanges.insert(
+                    first: result.int64(row, 0), last: result.int64(row, 1), above: result.int64(row, 2),
+                    through: result.int64(row, 3), into: &refs)
+            }
+            return refs
         }
     }
 

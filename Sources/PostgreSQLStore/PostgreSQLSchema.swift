@@ -1,3 +1,6 @@
+import SQL
+import StoreSQL
+
 /// The PostgreSQL schema as an ordered list of migrations; migration `n` (1-based) is recorded as version `n` in
 /// `schema_migrations`. Append new steps; never edit a released one. Versions count separately from SQLite's.
 /// A new step is declared once for both backends, in `StoreSQL`, as a `SchemaStep` where its vocabulary suffices, and
@@ -15,7 +18,7 @@ enum PostgreSQLSchema {
         version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
         devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform,
         beamsForwards, publishDayCounts, apiKeys, publishTraceContext, statementCounts,
-        auditLog, storedInstances, channelPublishes, openJobsByInstance,
+        auditLog, storedInstances, channelPublishes, openJobsByInstance, answeredRanges,
     ]
 
     static let version1 = """
@@ -475,4 +478,12 @@ enum PostgreSQLSchema {
     static let openJobsByInstance = """
         CREATE INDEX publish_jobs_open_by_instance ON publish_jobs (instance_id, id) WHERE state IN ('queued', 'running');
         """
+
+    /// Step 19. Answered refs as closed ranges, as SQLite's step 20: `publish_answered.last_ref`, nullable with no
+    /// default, so adding it rewrites nothing and takes its lock only for the catalog change; rows written before it
+    /// keep meaning one ref each. During a rolling upgrade a node of the release before, still running beside the
+    /// migrated database, reads a range as its first ref only (and deletes one the cursor stands inside): a publish it
+    /// takes over from an upgraded node can send such a range's other refs again. Duplicates only, never a ref lost:
+    /// nothing it writes hides a ref that was not answered.
+    static let answeredRanges = AnsweredRanges.schemaStep.sql(in: .postgresql)
 }

@@ -403,9 +403,13 @@ package final class PublishRun: Sendable {
     func drain() -> Checkpoint {
         state.update { state in
             let watermark = state.tracker.watermark
+            // One pass into one array sized once: concatenating and then filtering built two arrays per checkpoint.
+            var answered: [Int64] = []
+            answered.reserveCapacity(state.resultRefs.count + state.channelRefs.count)
+            for ref in state.resultRefs where ref > watermark { answered.append(ref) }
+            for ref in state.channelRefs where ref > watermark { answered.append(ref) }
             var batch = Checkpoint(
-                cursor: watermark, counters: state.counters, results: state.deviceResults,
-                answered: (state.resultRefs + state.channelRefs).filter { $0 > watermark })
+                cursor: watermark, counters: state.counters, results: state.deviceResults, answered: answered)
             batch.channelRefs = state.channelRefs
             state.channelRefs.removeAll()
             state.writing = state.deviceResults.count

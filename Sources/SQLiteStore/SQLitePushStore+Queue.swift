@@ -104,24 +104,22 @@ extension SQLitePushStore {
         _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult],
         answered: [Int64]
     ) async throws {
-        try await write(cost: 1 + deviceResults.count + answered.count) { connection in
+        let ranges = AnsweredRanges(answered, above: cursor)
+        try await write(cost: 1 + deviceResults.count + ranges.count) { connection in
             // The fence first: under the one writer nothing changes the job's row between it and the rest.
             try PublishQueueSQL.fence(job, workerID: workerID, cursor: cursor, on: connection)
-            // One statement for the checkpoint's refs above the cursor, not one per ref: each of those rendered its
-            // SQL text and looked its statement up again, for about every notification of a fan-out (answers come
-            // back out of order, so most refs are above the cursor when their checkpoint is written).
-            var remembered = "["
-            for ref in answered where ref > cursor {
-                if remembered.utf8.count > 1 { remembered += "," }
-                remembered += String(ref)
-            }
-            if remembered.utf8.count > 1 {
+            // One statement for the checkpoint's ranges above the cursor, one row per range of consecutive refs
+            // (`AnsweredRanges`). A range that starts where one written before starts (the same batch written again
+            // after a failed write, with more answers) keeps the larger end, so no answered ref is lost.
+            if !ranges.isEmpty {
                 // `WHERE true`: SQLite needs it to tell the upsert's ON CONFLICT from a join constraint.
                 _ = try connection.run(
                     """
-                    INSERT INTO publish_answered (job_id, ref) SELECT ?1, value FROM json_each(?2) WHERE true
-                    ON CONFLICT DO NOTHING
-                    """, [.integer(job.rawValue), .text(remembered + "]")])
+                    INSERT INTO publish_answered (job_id, ref, last_ref)
+                    SELECT ?1, value ->> 0, value ->> 1 FROM json_each(?2) WHERE true
+                    ON CONFLICT (job_id, ref) DO UPDATE
+                    SET last_ref = max(coalesce(publish_answered.last_ref, publish_answered.ref), excluded.last_ref)
+                    """, [.integer(job.rawValue), .text(ranges.jsonPairs)])
             }
             try PublishQueueSQL.forgetAnswered(job: job, through: cursor, on: connection)
             for (name, delta) in counters.storedNames where delta != 0 {

@@ -1,4 +1,6 @@
 import PushStore
+import SQL
+import StoreSQL
 
 /// The SQLite schema as an ordered list of migrations; migration `n` (1-based) brings `PRAGMA user_version`
 /// from `n - 1` to `n`. Append new steps; never edit a released one.
@@ -10,7 +12,7 @@ enum Schema {
         scheduledPublishes, liveActivityTokens,
         interestCounts, devicesByRegistration, unifiedPushPlatform,
         deviceInvalidations, hmsPlatform, beamsForwards, publishDayCounts, apiKeys, publishTraceContext, auditLog,
-        storedInstances, channelPublishes, openJobsByInstance,
+        storedInstances, channelPublishes, openJobsByInstance, answeredRanges,
     ]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
@@ -408,4 +410,10 @@ enum Schema {
     static let openJobsByInstance = """
         CREATE INDEX publish_jobs_open_by_instance ON publish_jobs (instance_id, id) WHERE state IN ('queued', 'running');
         """
+
+    /// Step 20. Answered refs as closed ranges: `publish_answered.last_ref`, a row meaning refs `ref ...
+    /// coalesce(last_ref, ref)` (`StoreSQL/AnsweredRanges.swift`), so a checkpoint writes a row per run of consecutive
+    /// answered refs instead of one per ref. Rows written before it keep meaning one ref each: a database upgraded
+    /// with publishes in flight resumes them with the same refs skipped. PostgreSQL's step 19 is the same column.
+    static let answeredRanges = AnsweredRanges.schemaStep.sql(in: .sqlite)
 }

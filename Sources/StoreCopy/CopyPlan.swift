@@ -98,10 +98,12 @@ package enum CopyPlan {
             .init("job_id", .integer), .init("name", .text), .init("value", .integer),
         ])
 
+    /// A job's answered refs above its cursor: a row is the range `ref ... coalesce(last_ref, ref)`
+    /// (`StoreSQL/AnsweredRanges.swift`), copied as it is on both backends.
     static let publishAnswered = CopyTable(
         name: "publish_answered", key: ["job_id", "ref"],
         columns: [
-            .init("job_id", .integer), .init("ref", .integer),
+            .init("job_id", .integer), .init("ref", .integer), .init("last_ref", .integer),
         ])
 
     static let events = CopyTable(

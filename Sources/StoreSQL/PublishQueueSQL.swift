@@ -6,8 +6,8 @@ import SQL
 /// The publish queue's statements, the same on SQLite and PostgreSQL but for what `PublishSchema` names; each runs
 /// inside the caller's transaction. What differs stays per backend: the claim (SQLite reads and hides due rows under
 /// its one writer; PostgreSQL claims with `FOR UPDATE SKIP LOCKED` in a `MATERIALIZED` CTE), the shards,
-/// PostgreSQL's NOTIFYs, and a checkpoint's answered refs and counters (row by row under SQLite's writer, one
-/// `unnest` insert each on PostgreSQL).
+/// PostgreSQL's NOTIFYs, and the inserts of a checkpoint's answered ranges (`AnsweredRanges`) and counters (through
+/// `json_each` and row by row under SQLite's writer, one `unnest` insert each on PostgreSQL).
 package enum PublishQueueSQL {
     /// A job row as `jobColumns` selects it (a claim's `RETURNING` lists the same columns, by position).
     package struct JobRow {
@@ -171,11 +171,18 @@ package enum PublishQueueSQL {
         if held == 0 { throw PushStoreError.leaseLost(job) }
     }
 
-    /// Forgets the answered refs of `job` at or below `cursor` (the cursor covers them now).
+    /// Forgets the answered ranges of `job` whose last ref is at or below `cursor` (the cursor covers them now). A
+    /// range the cursor stands inside stays until the cursor passes its end; readers skip its refs at or below the
+    /// cursor (`answered(job:on:)`).
     package static func forgetAnswered(job: PublishJobID, through cursor: Int64, on connection: some SQLConnection)
         throws
     {
-        try connection.perform("DELETE FROM publish_answered WHERE job_id = \(job.rawValue) AND ref <= \(cursor)")
+        // `ref <= cursor` follows from the last ref's bound; written out, it keeps the delete on the key's range.
+        try connection.perform(
+            """
+            DELETE FROM publish_answered
+            WHERE job_id = \(job.rawValue) AND ref <= \(cursor) AND coalesce(last_ref, ref) <= \(cursor)
+            """)
     }
 
     /// Forgets every answered ref of `job` (it ended, or starts a new round).
@@ -194,11 +201,18 @@ package enum PublishQueueSQL {
             """)
     }
 
-    /// The answered refs remembered for `job`.
+    /// The answered refs remembered for `job` above its cursor: its ranges (`AnsweredRanges`) expanded.
     package static func answered(job: PublishJobID, on connection: some SQLConnection) throws -> Set<Int64> {
         var refs = Set<Int64>()
-        try connection.forEachRow("SELECT ref FROM publish_answered WHERE job_id = \(job.rawValue)") {
-            refs.insert(try $0.decode(0, as: Int64.self))
+        try connection.forEachRow(
+            """
+            SELECT a.ref, coalesce(a.last_ref, a.ref), j.cursor
+            FROM publish_answered a JOIN publish_jobs j ON j.id = a.job_id
+            WHERE a.job_id = \(job.rawValue) AND coalesce(a.last_ref, a.ref) > j.cursor
+            """
+        ) { row in
+            AnsweredRanges.insert(
+                first: try row.decode(0), last: try row.decode(1), above: try row.decode(2), into: &refs)
         }
         return refs
     }

@@ -175,6 +175,22 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
                 """, database: database))
     }
 
+    /// Step 19 stores answered refs as ranges: a publish in flight across it, whose refs the release before stored
+    /// one row each, resumes skipping the same refs, combines them with ranges written after the step, and its rows
+    /// are deleted (not only hidden) once the cursor covers them.
+    func testAnsweredRangesMigrationKeepsThePerRefRowsOfAPublishInFlight() async throws {
+        let old = try await openBefore(PostgreSQLSchema.answeredRanges)
+        let job = try await AnsweredRefsJob.claim(on: old, instanceID: instance, now: now)
+        try await old.close()
+        _ = try cluster.sql(job.oldProgressSQL, database: database)
+        XCTAssertEqual(try scalar("SELECT count(*) FROM publish_answered"), "5")
+        let store = try await PostgreSQLPushStore.open(oneConnection)
+        let reads = try await job.afterTheStep(on: store, claimedAt: now)
+        XCTAssertEqual(reads, AnsweredRefsJob.expected)
+        try await store.close()
+        XCTAssertEqual(try scalar("SELECT count(*) FROM publish_answered"), "0")
+    }
+
     /// Step 18 indexes the open jobs by instance for the ranked claim: jobs queued before it are found by it, the
     /// instance without runs first, then the busy instance's oldest.
     func testOpenJobsByInstanceMigrationIndexesTheJobsQueuedBefore() async throws {

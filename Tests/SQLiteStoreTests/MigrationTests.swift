@@ -65,6 +65,24 @@ final class MigrationTests: StoreTestCase {
         try await store.close()
     }
 
+    /// Step 20 stores answered refs as ranges: a publish in flight across it, whose refs the release before stored
+    /// one row each, resumes skipping the same refs, combines them with ranges written after the step, and its rows
+    /// are deleted (not only hidden) once the cursor covers them.
+    func testAnsweredRangesMigrationKeepsThePerRefRowsOfAPublishInFlight() async throws {
+        let old = try await openBefore(Schema.answeredRanges)
+        let claimedAt = Date(millisecondsSince1970: 1_000)
+        let job = try await AnsweredRefsJob.claim(on: old, instanceID: instance, now: claimedAt)
+        try await old.close()
+        let connection = try SQLiteConnection(path: databasePath)
+        defer { try? connection.close() }
+        try connection.execute(job.oldProgressSQL)
+        let store = try await openStore()
+        let reads = try await job.afterTheStep(on: store, claimedAt: claimedAt)
+        XCTAssertEqual(reads, AnsweredRefsJob.expected)
+        try await store.close()
+        XCTAssertEqual(try connection.first("SELECT count(*) FROM publish_answered") { $0.int64(0) }, 0)
+    }
+
     /// Step 19 indexes the open jobs by instance for the ranked claim: jobs queued before it are found by it.
     func testOpenJobsByInstanceMigrationIndexesTheJobsQueuedBefore() async throws {
         let old = try await openBefore(Schema.openJobsByInstance)

@@ -190,6 +190,24 @@ def scenario_window(args, cluster, out):
     return ratio
 
 
+def answered_refs_sql(cluster, database, sharded):
+    """The statement counting the refs remembered as answered above a cursor. A build with
+    `publish_answered.last_ref` stores a row per range of consecutive refs (`ref ... coalesce(last_ref, ref)`), and
+    a range the cursor stands inside stays until the cursor passes its end: its refs above the cursor (of its shard,
+    else of its job) are counted. A build without the column stores a row per ref, all above the cursor."""
+    ranged = cluster.value(database, (
+        "SELECT count(*) FROM information_schema.columns "
+        "WHERE table_name = 'publish_answered' AND column_name = 'last_ref'")) == "1"
+    if not ranged:
+        return "SELECT count(*) FROM publish_answered"
+    cursor = "(SELECT j.cursor FROM publish_jobs j WHERE j.id = a.job_id)"
+    if sharded:
+        cursor = ("coalesce((SELECT s.cursor FROM publish_shards s WHERE s.job_id = a.job_id AND a.ref > s.after_ref "
+                  f"AND (s.through_ref IS NULL OR a.ref <= s.through_ref)), {cursor})")
+    return ("SELECT coalesce(sum(greatest(0, coalesce(a.last_ref, a.ref) - greatest(a.ref - 1, c.cursor))), 0) "
+            f"FROM publish_answered a CROSS JOIN LATERAL (SELECT {cursor} AS cursor) c")
+
+
 def scenario_kill9(args, cluster, out):
     devices = args.kill_devices
     log(f"== kill -9 of one of two nodes at {args.stop_at:.0%} of a {devices}-device fan-out, lease "
@@ -224,8 +242,8 @@ def scenario_kill9(args, cluster, out):
     # that splits publishes keeps a cursor per shard (`publish_shards`, range `(after_ref, through_ref]`); one
     # that does not, one per job. Another schema prints "n/a".
     try:
-        answered = int(cluster.value(database, "SELECT count(*) FROM publish_answered"))
         sharded = cluster.value(database, "SELECT to_regclass('publish_shards') IS NOT NULL") == "t"
+        answered = int(cluster.value(database, answered_refs_sql(cluster, database, sharded)))
         shards, progress = (int(v) for v in cluster.rows(database, (
             "SELECT count(*), coalesce(sum(greatest(0, cursor - after_ref)), 0) FROM publish_shards") if sharded
             else "SELECT 0, 0")[0])

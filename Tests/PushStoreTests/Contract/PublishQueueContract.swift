@@ -258,6 +258,109 @@ final class PublishQueueContract: StoreContract {
         try await store.close()
     }
 
+    /// A store holding publish "p1", claimed by worker "w1".
+    private func openClaimed(_ backend: ContractBackend) async throws -> (any PushStorage, PublishJobID) {
+        let store = try await openStore(backend)
+        let id = try await store.enqueuePublish(publish("p1"))
+        _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        return (store, id)
+    }
+
+    /// A checkpoint of `job` by `worker` at `cursor` with `answered` and nothing else, then the answered set.
+    private func checkpointAnswered(
+        _ store: any PushStorage, _ job: PublishJobID, worker: String = "w1", cursor: Int64, _ answered: [Int64]
+    ) async throws -> Set<Int64> {
+        try await store.checkpoint(
+            job, workerID: worker, cursor: cursor, counters: [:], deviceResults: [], answered: answered)
+        return try await store.answeredTargets(job)
+    }
+
+    @Test(arguments: ContractBackend.selected)
+    func testAnsweredRefsWithHolesAcrossCheckpointsAreRememberedExactly(_ backend: ContractBackend) async throws {
+        let (store, id) = try await openClaimed(backend)
+        // Out of order, with holes: runs of consecutive refs next to single refs, a hole filled later.
+        var answered = try await checkpointAnswered(store, id, cursor: 1, [8, 2, 3, 4, 10, 7, 30])
+        #expect(answered == [2, 3, 4, 7, 8, 10, 30])
+        answered = try await checkpointAnswered(store, id, cursor: 1, [14, 12, 13, 5, 31, 29])
+        #expect(answered == [2, 3, 4, 5, 7, 8, 10, 12, 13, 14, 29, 30, 31])
+        answered = try await checkpointAnswered(store, id, cursor: 1, [9, 11])
+        #expect(answered == Set(2...14).subtracting([6]).union(29...31), "6 was never answered")
+        answered = try await checkpointAnswered(store, id, cursor: 6, [6])
+        #expect(answered == Set(7...14).union(29...31))
+        try await store.close()
+    }
+
+    @Test(arguments: ContractBackend.selected)
+    func testOverlappingAndRepeatedAnsweredRefsCountOnceAndNoneIsLost(_ backend: ContractBackend) async throws {
+        let (store, id) = try await openClaimed(backend)
+        var answered = try await checkpointAnswered(store, id, cursor: 0, [5, 6, 7])
+        #expect(answered == Set(5...7))
+        // The same batch again with more answers (a write retried after its COMMIT's answer was lost): same start,
+        // a longer run.
+        answered = try await checkpointAnswered(store, id, cursor: 0, [5, 6, 7, 8, 9, 7])
+        #expect(answered == Set(5...9))
+        // A shorter run from the same start must not shorten the longer one; runs inside and across it add nothing.
+        answered = try await checkpointAnswered(store, id, cursor: 0, [5])
+        #expect(answered == Set(5...9))
+        answered = try await checkpointAnswered(store, id, cursor: 0, [6, 7, 6])
+        #expect(answered == Set(5...9))
+        answered = try await checkpointAnswered(store, id, cursor: 0, [3, 4, 5, 6, 11])
+        #expect(answered == Set(3...9).union([11]))
+        answered = try await checkpointAnswered(store, id, cursor: 7, [])
+        #expect(answered == [8, 9, 11])
+        answered = try await checkpointAnswered(store, id, cursor: 10, [10])
+        #expect(answered == [11])
+        try await store.close()
+    }
+
+    @Test(arguments: ContractBackend.selected)
+    func testACursorInsideARunKeepsOnlyTheRefsAboveItUntilItPassesTheRun(_ backend: ContractBackend) async throws {
+        let (store, id) = try await openClaimed(backend)
+        var answered = try await checkpointAnswered(store, id, cursor: 2, Array(10...20) + [22, 23])
+        #expect(answered == Set(10...20).union([22, 23]))
+        answered = try await checkpointAnswered(store, id, cursor: 15, [])
+        #expect(answered == Set(16...20).union([22, 23]), "refs at or below the cursor are not handed out")
+        // A crash: the next worker resumes at the cursor and skips exactly the refs above it.
+        clock.advance(31)
+        let resumed = try await store.claimJob(workerID: "w2", leaseDuration: lease, now: clock.now)
+        #expect(resumed?.cursor == 15)
+        answered = try await store.answeredTargets(id)
+        #expect(answered == Set(16...20).union([22, 23]))
+        // Covered whole: nothing of the run is left, and a ref answered later is remembered on its own.
+        answered = try await checkpointAnswered(store, id, worker: "w2", cursor: 20, [25])
+        #expect(answered == [22, 23, 25])
+        answered = try await checkpointAnswered(store, id, worker: "w2", cursor: 23, [])
+        #expect(answered == [25])
+        try await store.finishJob(id, workerID: "w2", state: .finished, targetsTotal: 0, summary: nil, now: clock.now)
+        answered = try await store.answeredTargets(id)
+        #expect(answered == [], "a finished job keeps no progress rows")
+        try await store.close()
+    }
+
+    @Test(arguments: ContractBackend.selected)
+    func testAnsweredRefsAboveTheCursorSurviveAReopenExactly(_ backend: ContractBackend) async throws {
+        let (first, id) = try await openClaimed(backend)
+        var store = first
+        var expected = Set<Int64>()
+        for batch in 0..<6 {
+            // Interleaved batches, as answers from several connections come back: every third ref is answered a
+            // batch later than its neighbours, and 1 in 7 never.
+            let refs = (Int64(batch) * 40 + 1...Int64(batch) * 40 + 40).filter { $0 % 7 != 0 }
+            _ = try await checkpointAnswered(store, id, cursor: Int64(batch) * 20, refs.filter { $0 % 3 != 0 })
+            _ = try await checkpointAnswered(store, id, cursor: Int64(batch) * 20, refs.filter { $0 % 3 == 0 })
+            expected.formUnion(refs)
+        }
+        // Worker w1 dies: the store goes away with its last checkpoint at cursor 100.
+        try await store.close()
+        store = try await openStore(backend)
+        clock.advance(31)
+        let resumed = try await store.claimJob(workerID: "w2", leaseDuration: lease, now: clock.now)
+        #expect(resumed?.cursor == 100)
+        let answered = try await store.answeredTargets(id)
+        #expect(answered == expected.filter { $0 > 100 })
+        try await store.close()
+    }
+
     @Test(arguments: ContractBackend.selected)
     func testCheckpointAddsCountersKeepsCursorMonotonicAndAppliesResults(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)

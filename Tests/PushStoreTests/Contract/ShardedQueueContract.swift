@@ -43,6 +43,23 @@ final class ShardedQueueContract: StoreContract {
         return refs
     }
 
+    /// A store holding `seed`'s publish, claimed by "planner" and split into shards of 10; the test ends cancelled on
+    /// a backend that delivers every publish whole.
+    private func openSplit(_ backend: ContractBackend) async throws
+        -> (store: any PushStorage, sharded: any ShardedPublishQueue, job: PublishJobID)
+    {
+        let store = try await openStore(backend)
+        guard let sharded = store.sharding else {
+            try await store.close()
+            try Test.cancel("\(backend) delivers every publish whole")
+        }
+        _ = try await seed(store)
+        let planned = try await store.claimJob(workerID: "planner", leaseDuration: .seconds(30), now: clock.now)
+        let jobID = try #require(planned?.id)
+        _ = try await sharded.splitPublish(jobID, workerID: "planner", shardSize: 10, now: clock.now)
+        return (store, sharded, jobID)
+    }
+
     @Test(arguments: ContractBackend.selected)
     func testLargePublishReachesEachDeviceOnceWhetherSplitOrWhole(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)
@@ -83,15 +100,7 @@ final class ShardedQueueContract: StoreContract {
 
     @Test(arguments: ContractBackend.selected)
     func testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums(_ backend: ContractBackend) async throws {
-        let store = try await openStore(backend)
-        guard let sharded = store.sharding else {
-            try await store.close()
-            try Test.cancel("\(backend) delivers every publish whole")
-        }
-        _ = try await seed(store)
-        let planned = try await store.claimJob(workerID: "planner", leaseDuration: .seconds(30), now: clock.now)
-        let jobID = try #require(planned?.id)
-        _ = try await sharded.splitPublish(jobID, workerID: "planner", shardSize: 10, now: clock.now)
+        let (store, sharded, jobID) = try await openSplit(backend)
         let first = try await sharded.claimShard(workerID: "a", leaseDuration: .seconds(5), now: clock.now)
         let shard = try #require(first?.shard)
         let refs = try await read(store, try #require(first))
@@ -120,6 +129,48 @@ final class ShardedQueueContract: StoreContract {
         } catch {
             #expect((error as? PushStoreError) == .leaseLost(jobID))
         }
+        try await store.close()
+    }
+
+    @Test(arguments: ContractBackend.selected)
+    func testAShardRemembersOnlyItsOwnAnsweredRefsAboveItsCursor(_ backend: ContractBackend) async throws {
+        let (store, sharded, jobID) = try await openSplit(backend)
+        let claimedFirst = try await sharded.claimShard(workerID: "a", leaseDuration: .seconds(30), now: clock.now)
+        let claimedNext = try await sharded.claimShard(workerID: "b", leaseDuration: .seconds(30), now: clock.now)
+        let (firstClaim, nextClaim) = (try #require(claimedFirst), try #require(claimedNext))
+        let (first, next) = (try #require(firstClaim.shard), try #require(nextClaim.shard))
+        let refs = try await read(store, firstClaim)
+        let nextRefs = try await read(store, nextClaim)
+        #expect(refs.count > 8 && nextRefs.count > 5)
+        #expect(nextRefs[0] == refs[refs.count - 1] + 1, "every device is a target: the shards' refs are consecutive")
+        /// A checkpoint of `shard` by `worker`, then the answered sets of both shards.
+        func checkpoint(_ shard: PublishShard, _ worker: String, cursor: Int64, _ answered: [Int64]) async throws
+            -> (first: Set<Int64>, next: Set<Int64>)
+        {
+            try await sharded.checkpointShard(
+                jobID, shard: shard, workerID: worker, cursor: cursor, totals: [:], deviceResults: [],
+                answered: answered)
+            return (
+                try await sharded.answeredTargets(jobID, shard: first),
+                try await sharded.answeredTargets(jobID, shard: next)
+            )
+        }
+        // The first shard's checkpoint lists its last refs and the next shard's first ones, one run of consecutive
+        // refs across the boundary: the first shard remembers its own part only, the next shard none of it.
+        let tail = Array(refs.suffix(4))
+        var answered = try await checkpoint(first, "a", cursor: refs[1], [refs[3]] + tail + nextRefs.prefix(3))
+        #expect(answered.first == Set([refs[3]] + tail))
+        #expect(answered.next == [])
+        // The next shard's own run, its cursor inside it.
+        answered = try await checkpoint(next, "b", cursor: nextRefs[0], Array(nextRefs.prefix(5)))
+        #expect(answered.next == Set(nextRefs[1..<5]))
+        #expect(answered.first == Set([refs[3]] + tail))
+        // The first shard's cursor moves into its last run, then past it: the next shard's refs stay.
+        answered = try await checkpoint(first, "a", cursor: refs[refs.count - 3], [])
+        #expect(answered.first == Set(refs.suffix(2)))
+        answered = try await checkpoint(first, "a", cursor: refs[refs.count - 1], [])
+        #expect(answered.first == [])
+        #expect(answered.next == Set(nextRefs[1..<5]))
         try await store.close()
     }
 }
