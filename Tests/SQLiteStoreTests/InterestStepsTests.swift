@@ -192,6 +192,43 @@ final class KeyedTurnsTests: XCTestCase {
         XCTAssertEqual(turns.activeKeys, 0)
     }
 
+    func testThousandsQueuedBehindOneKeyRunOneByOneInArrivalOrder() async throws {
+        // More than the queue's compaction point (1,024 popped): the waiters of a fan-out's first window (1,200
+        // requests wanting the provider token) queue here.
+        let turns = KeyedTurns<Int>()
+        let release = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let holder = Task {
+            await turns.withTurn(0) {
+                await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
+            }
+        }
+        try await eventually("key 0 is held", interval: .milliseconds(1)) { release.withLock { $0 != nil } }
+        let order = Locked([Int]())
+        let inside = Locked(0)
+        var callers: [Task<Void, Never>] = []
+        for n in 0..<3_000 {
+            callers.append(
+                Task {
+                    await turns.withTurn(0) {
+                        let alone = inside.withLock { count -> Bool in
+                            count += 1
+                            return count == 1
+                        }
+                        XCTAssertTrue(alone)
+                        order.withLock { $0.append(n) }
+                        inside.withLock { $0 -= 1 }
+                    }
+                })
+            // One at a time, so that arrival order is known.
+            try await eventually("caller \(n) waits", interval: .microseconds(50)) { turns.waiters(for: 0) == n + 1 }
+        }
+        release.withLock { $0!.resume() }
+        await holder.value
+        for caller in callers { await caller.value }
+        XCTAssertEqual(order.withLock { $0 }, Array(0..<3_000))
+        XCTAssertEqual(turns.activeKeys, 0)
+    }
+
     func testAWaitingKeyDoesNotHoldAnother() async throws {
         let turns = KeyedTurns<Int>()
         let release = Locked<CheckedContinuation<Void, Never>?>(nil)
