@@ -196,13 +196,7 @@ final class KeyedTurnsTests: XCTestCase {
         // More than the queue's compaction point (1,024 popped): the waiters of a fan-out's first window (1,200
         // requests wanting the provider token) queue here.
         let turns = KeyedTurns<Int>()
-        let release = Locked<CheckedContinuation<Void, Never>?>(nil)
-        let holder = Task {
-            await turns.withTurn(0) {
-                await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
-            }
-        }
-        try await eventually("key 0 is held", interval: .milliseconds(1)) { release.withLock { $0 != nil } }
+        let (holder, release) = try await hold(0, of: turns)
         let order = Locked([Int]())
         let inside = Locked(0)
         var callers: [Task<Void, Never>] = []
@@ -222,7 +216,7 @@ final class KeyedTurnsTests: XCTestCase {
             // One at a time, so that arrival order is known.
             try await eventually("caller \(n) waits", interval: .microseconds(50)) { turns.waiters(for: 0) == n + 1 }
         }
-        release.withLock { $0!.resume() }
+        release()
         await holder.value
         for caller in callers { await caller.value }
         XCTAssertEqual(order.withLock { $0 }, Array(0..<3_000))
@@ -231,18 +225,12 @@ final class KeyedTurnsTests: XCTestCase {
 
     func testAWaitingKeyDoesNotHoldAnother() async throws {
         let turns = KeyedTurns<Int>()
-        let release = Locked<CheckedContinuation<Void, Never>?>(nil)
-        let holder = Task {
-            await turns.withTurn(1) {
-                await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
-            }
-        }
-        try await eventually("key 1 is held", interval: .milliseconds(1)) { release.withLock { $0 != nil } }
+        let (holder, release) = try await hold(1, of: turns)
         // Key 2 runs at once although key 1 is held.
         let ran = await turns.withTurn(2) { true }
         XCTAssertTrue(ran)
         XCTAssertEqual(turns.activeKeys, 1)
-        release.withLock { $0!.resume() }
+        release()
         await holder.value
         XCTAssertEqual(turns.activeKeys, 0)
     }
@@ -253,6 +241,20 @@ final class KeyedTurnsTests: XCTestCase {
         await XCTAssertThrowsErrorAsync { try await turns.withTurn(1) { throw Failure() } }
         let ran = await turns.withTurn(1) { true }
         XCTAssertTrue(ran)
+    }
+
+    /// Takes `key`'s turn in a task that holds it until `release` is called; returns once the turn is held.
+    private func hold(_ key: Int, of turns: KeyedTurns<Int>) async throws
+        -> (holder: Task<Void, Never>, release: () -> Void)
+    {
+        let held = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let holder = Task {
+            await turns.withTurn(key) {
+                await withCheckedContinuation { continuation in held.withLock { $0 = continuation } }
+            }
+        }
+        try await eventually("key \(key) is held", interval: .milliseconds(1)) { held.withLock { $0 != nil } }
+        return (holder, { held.withLock { $0!.resume() } })
     }
 
     private func XCTAssertThrowsErrorAsync(_ body: () async throws -> Void, line: UInt = #line) async {
