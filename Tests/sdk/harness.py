@@ -98,12 +98,13 @@ class StartFailed(RuntimeError):
         self.proc = proc
 
 
-def serve(config_path, log_path: Path, health_url, stdout=None, verify=True):
+def serve(config_path, log_path: Path, health_url, stdout=None, verify=True, environ=None):
     """Starts `push-server serve --config config_path`, its stderr appended to `log_path`, and returns the process
-    once `health_url` answers 200. - Raises: `StartFailed` (a RuntimeError, as `wait_healthy`), the process killed
-    first (so `start_on_free_ports` can try another port)."""
+    once `health_url` answers 200. `environ`: the process's whole environment (default: this one's).
+    - Raises: `StartFailed` (a RuntimeError, as `wait_healthy`), the process killed first (so `start_on_free_ports`
+    can try another port)."""
     proc = subprocess.Popen([server_binary(), "serve", "--config", str(config_path)], stdin=subprocess.DEVNULL,
-                            stdout=stdout, stderr=open(log_path, "ab"))
+                            stdout=stdout, stderr=open(log_path, "ab"), env=environ)
     try:
         wait_healthy(proc, health_url, log_path, verify=verify)
     except RuntimeError as failure:
@@ -219,8 +220,9 @@ class Server:
     key in `overrides` replaces the whole section, defaults included."""
 
     def __init__(self, directory: Path, mock: Mock, p8: Path, cert: Path = None, key: Path = None, overrides=None,
-                 instance_overrides=None, limits=None, extra_instances=()):
+                 instance_overrides=None, limits=None, extra_instances=(), environ=None):
         self.port = free_port()
+        self.environ = environ
         self.directory = directory
         self.cert = str(cert) if cert else None
         self.base = f"{'https' if cert else 'http'}://localhost:{self.port}"
@@ -282,7 +284,8 @@ class Server:
             self.base = self.base.replace(f":{self.port}", f":{port}")
             self.port = port
         try:
-            self.proc = serve(self.config_path, self.log_path, f"{self.base}/health", verify=self.cert or True)
+            self.proc = serve(self.config_path, self.log_path, f"{self.base}/health", verify=self.cert or True,
+                              environ=self.environ)
         except StartFailed as failure:
             # The failed process, not the one before it: a test asserts on how a refused start exited.
             self.proc = failure.proc
@@ -335,10 +338,10 @@ class Environment:
         self.processes.append(mock)
         return mock
 
-    def server(self, mock, overrides=None, instance_overrides=None, name="server"):
+    def server(self, mock, overrides=None, instance_overrides=None, name="server", environ=None):
         directory = self.directory / name
         directory.mkdir(exist_ok=True)
-        server = Server(directory, mock, self.p8, self.cert, self.key, overrides, instance_overrides)
+        server = Server(directory, mock, self.p8, self.cert, self.key, overrides, instance_overrides, environ=environ)
         self.processes.append(server)
         return server
 

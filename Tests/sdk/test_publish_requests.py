@@ -1,10 +1,13 @@
 """Publish → exactly the right APNs requests at the strict mock: one per device, Apple's headers, Beams' payload."""
+import os
+import socket
 import time
 
 import pytest
 
-from beams import Beams, alert, random_token, unique
+from beams import Beams, alert, random_token, unique, wait_for
 from conftest import INSTANCE_ID, KEY_ID, TEAM_ID, TOPIC
+from receiver import Receiver
 
 
 @pytest.fixture(scope="module")
@@ -173,3 +176,30 @@ def test_ready_reports_apns_reachable_after_an_answer(beams):
     assert ready["checks"]["apns"]["state"] == "reachable", ready
     assert ready["checks"]["apns"]["lastAnswerAt"] is not None
     assert token not in str(ready)
+
+
+def test_proxy_variables_in_the_server_s_environment_are_ignored(environment):
+    """docs/OPERATIONS.md: no outbound connection goes through a proxy. With `https_proxy` and its kin pointing at a
+    listener (and no `no_proxy`) where the server starts, the push and its webhook still go straight to the mock and
+    the receiver, and the listener is never connected to."""
+    trap = socket.create_server(("127.0.0.1", 0))
+    trap.setblocking(False)
+    proxy = f"http://127.0.0.1:{trap.getsockname()[1]}"
+    environ = {name: value for name, value in os.environ.items() if name.lower() != "no_proxy"}
+    environ.update({name: proxy for name in ("https_proxy", "HTTPS_PROXY", "http_proxy", "all_proxy", "ALL_PROXY")})
+    receiver = Receiver()
+    try:
+        mock = environment.mock()
+        client = Beams(environment.server(mock, name="proxied", environ=environ))
+        token, interest = random_token(), unique("proxied")
+        client.register(token, [interest])
+        publish_id = client.publish("interests", {"interests": [interest], "apns": alert(),
+                                                  "webhookUrl": receiver.url()})
+        client.wait_finished(publish_id)
+        assert len(mock.requests_for(token)) == 1
+        wait_for(lambda: receiver.bodies(publish_id), message="no webhook reached the receiver")
+        with pytest.raises(BlockingIOError):
+            trap.accept()
+    finally:
+        receiver.close()
+        trap.close()
