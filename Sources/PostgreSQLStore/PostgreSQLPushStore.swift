@@ -83,6 +83,32 @@ package final class PostgreSQLPushStore: PushStorage, SQLStoreBackend, QuotaUsag
         try await open(configuration, migrator: PostgreSQLMigrator())
     }
 
+    /// What the server does with a pool session whose node stops talking (`poolConnection`).
+    package static let poolSessionSettings = """
+        SET idle_in_transaction_session_timeout = '10s'; SET tcp_keepalives_idle = 10;
+        SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3
+        """
+
+    /// A connection of the pools, with `poolSessionSettings`. A node cut off inside one of its write transactions
+    /// (a checkpoint: the fence's lock on the job row, the device rows) left that transaction open on the server,
+    /// and its row locks held, for as long as the server kept the connection: two hours of the kernel's keepalive by
+    /// default, or for ever behind a proxy that keeps the connection up. The other nodes' claims skip a locked job
+    /// and their checkpoints wait on the device rows, so its publish stopped everywhere
+    /// (`Tests/sdk/test_postgresql_partition.py`). Now the server ends such a transaction after 10 s of silence
+    /// inside it (the pool's transactions never pause between statements; less than the 30 s lease, so the job is
+    /// free when its lease ends) and notices a vanished client in about 25 s. Not for the export's snapshot, which
+    /// stays open while a slow client reads (`PostgreSQLPushStore+Transfer`).
+    static func poolConnection(_ connectionString: String) throws -> PGConnection {
+        let connection = try PGConnection(connectionString: connectionString)
+        do {
+            try connection.execute(poolSessionSettings)
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
+    }
+
     static func open(_ configuration: Configuration, migrator: PostgreSQLMigrator) async throws -> PostgreSQLPushStore {
         let size = max(1, configuration.poolSize)
         let threadsDone = CountdownLatch(count: size + 1)
@@ -90,11 +116,11 @@ package final class PostgreSQLPushStore: PushStorage, SQLStoreBackend, QuotaUsag
         let pool = ConnectionPool(
             size: size, name: "store-pg", maxAttempts: configuration.maxAttempts,
             maxBatch: max(1, configuration.maxBatchSize),
-            connect: { try PGConnection(connectionString: connectionString) },
+            connect: { try poolConnection(connectionString) },
             finished: { threadsDone.arrive(nil) })
         let leasePool = ConnectionPool(
             size: 1, name: "store-pg-lease", maxAttempts: configuration.maxAttempts, maxBatch: 1,
-            connect: { try PGConnection(connectionString: connectionString) },
+            connect: { try poolConnection(connectionString) },
             finished: { threadsDone.arrive(nil) })
         let store = PostgreSQLPushStore(
             pool: pool, leasePool: leasePool, threadsDone: threadsDone,

@@ -48,6 +48,32 @@ final class ConnectionTests: PostgreSQLTestCase {
         XCTAssertEqual(nul.text(0, 1), "[\"c\u{FFFD}\"]")
     }
 
+    func testAPoolSessionSilentInsideATransactionLosesItAndItsLocksAfterTenSeconds() throws {
+        // A node cut off mid-checkpoint (Tests/sdk/test_postgresql_partition.py): its transaction holds a row lock
+        // and says nothing more. Another node's write on that row goes through once the server ends it.
+        let setup = try PGConnection(connectionString: connectionString)
+        defer { setup.close() }
+        try setup.execute("CREATE TABLE held (k int PRIMARY KEY, v int); INSERT INTO held VALUES (1, 0)")
+        let cutOff = try PostgreSQLPushStore.poolConnection(connectionString)
+        defer { cutOff.close() }
+        XCTAssertEqual(try cutOff.query("SHOW idle_in_transaction_session_timeout").text(0, 0), "10s")
+        try cutOff.execute("BEGIN; UPDATE held SET v = 1 WHERE k = 1")
+        let other = try PostgreSQLPushStore.poolConnection(connectionString)
+        defer { other.close() }
+        let start = Date()
+        try other.execute("SET lock_timeout = '30s'; UPDATE held SET v = 2 WHERE k = 1")
+        let waited = Date().timeIntervalSince(start)
+        XCTAssertGreaterThan(waited, 8, "the lock was held while the transaction was silent")
+        XCTAssertLessThan(waited, 25, "the server ended the silent transaction")
+        XCTAssertEqual(
+            try setup.query("SELECT v FROM held WHERE k = 1").int64(0, 0), 2, "the cut-off update rolled back")
+        XCTAssertThrowsError(try cutOff.execute("COMMIT"), "the server closed the silent session")
+        // The export's snapshot connection is not a pool session: a slow reader may keep it open.
+        let plain = try PGConnection(connectionString: connectionString)
+        defer { plain.close() }
+        XCTAssertEqual(try plain.query("SHOW idle_in_transaction_session_timeout").text(0, 0), "0")
+    }
+
     func testSSLModeComesFromTheConnectionString() throws {
         let plain = try PGConnection(connectionString: connectionString)
         XCTAssertFalse(plain.usesTLS, "sslmode=disable")
