@@ -85,8 +85,9 @@ package final class PostgreSQLPushStore: PushStorage, SQLStoreBackend, QuotaUsag
 
     /// What the server does with a pool session whose node stops talking (`poolConnection`).
     package static let poolSessionSettings = """
-        SET idle_in_transaction_session_timeout = '10s'; SET tcp_keepalives_idle = 10;
-        SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3
+        SET idle_in_transaction_session_timeout = '10s'; SET tcp_keepalives_idle = \(PGConnection.Keepalive.idle);
+        SET tcp_keepalives_interval = \(PGConnection.Keepalive.interval);
+        SET tcp_keepalives_count = \(PGConnection.Keepalive.count)
         """
 
     /// A connection of the pools, with `poolSessionSettings`. A node cut off inside one of its write transactions

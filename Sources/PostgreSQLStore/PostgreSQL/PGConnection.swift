@@ -17,12 +17,22 @@ package final class PGConnection {
     /// rows is asked for `NOWAIT` (`PostgreSQLPushStore.lockedCounts`) rather than waited for in the wrong order.
     package var followsOtherWrites = false
 
+    /// TCP keepalive of both ends of a connection: the first probe after `idle` seconds of silence, then one every
+    /// `interval` seconds, the peer given up after `count` unanswered (about 25 s). The client sets it here
+    /// (`defaults`); the pool asks the server for the same (`PostgreSQLPushStore.poolSessionSettings`).
+    package enum Keepalive {
+        package static let idle = 10
+        package static let interval = 5
+        package static let count = 3
+    }
+
     /// Settings that apply unless the connection string sets them: fail fast when the server is unreachable, and
-    /// notice a dead peer in about 25 s (keepalives; `tcp_user_timeout` for data sent but never acknowledged)
+    /// notice a dead peer in about 25 s (`Keepalive`; `tcp_user_timeout` for data sent but never acknowledged)
     /// instead of the kernel's two hours: a node must not keep working on a lease it can no longer renew.
     static let defaults: [(String, String)] = [
-        ("connect_timeout", "5"), ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"),
-        ("keepalives_count", "3"), ("tcp_user_timeout", "20000"), ("application_name", "push-server"),
+        ("connect_timeout", "5"), ("keepalives", "1"), ("keepalives_idle", String(Keepalive.idle)),
+        ("keepalives_interval", String(Keepalive.interval)), ("keepalives_count", String(Keepalive.count)),
+        ("tcp_user_timeout", "20000"), ("application_name", "push-server"),
     ]
 
     /// Connects with `connectionString` (`key=value …` or a `postgresql://` URI; `sslmode` and every other libpq
