@@ -7,6 +7,8 @@ import datetime
 import ipaddress
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -98,13 +100,47 @@ class StartFailed(RuntimeError):
         self.proc = proc
 
 
+# Signals a process dies of when it crashes (not when it is killed): a server that exits with one fails the test
+# that started it, with the backtrace its log holds (`with_crash_backtraces`, `Environment.close`).
+CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGABRT, signal.SIGTRAP, signal.SIGFPE}
+
+
+def crashed(returncode):
+    """Whether `returncode` (a Popen's) says the process died of a crash signal."""
+    return returncode is not None and returncode < 0 and -returncode in CRASH_SIGNALS
+
+
+def swift_backtracer():
+    """The toolchain's static crash backtracer (`swift-backtrace-static`, beside the `swift` on PATH), or None.
+    The static one serves the release binary too, which links the Swift runtime statically and so cannot find the
+    backtracer next to a runtime library of its own."""
+    swift = shutil.which("swift")
+    if swift is None:
+        return None
+    backtracer = Path(swift).resolve().parent.parent / "libexec" / "swift" / "linux" / "swift-backtrace-static"
+    return str(backtracer) if backtracer.exists() else None
+
+
+def with_crash_backtraces(environ):
+    """`environ` (default: this process's) with the Swift runtime's backtracer switched on, so a server that crashes
+    writes every thread's stack to its log (stderr) before it dies: a rare crash on a CI machine then leaves what
+    its cause needs, where pytest shows it. Left as it is when it sets `SWIFT_BACKTRACE` itself or no backtracer
+    is installed."""
+    environ = dict(os.environ if environ is None else environ)
+    backtracer = swift_backtracer()
+    if backtracer and "SWIFT_BACKTRACE" not in environ:
+        environ["SWIFT_BACKTRACE"] = f"enable=yes,interactive=no,color=no,swift-backtrace={backtracer}"
+    return environ
+
+
 def serve(config_path, log_path: Path, health_url, stdout=None, verify=True, environ=None):
     """Starts `push-server serve --config config_path`, its stderr appended to `log_path`, and returns the process
-    once `health_url` answers 200. `environ`: the process's whole environment (default: this one's).
+    once `health_url` answers 200. `environ`: the process's whole environment (default: this one's), with crash
+    backtraces on (`with_crash_backtraces`).
     - Raises: `StartFailed` (a RuntimeError, as `wait_healthy`), the process killed first (so `start_on_free_ports`
     can try another port)."""
     proc = subprocess.Popen([server_binary(), "serve", "--config", str(config_path)], stdin=subprocess.DEVNULL,
-                            stdout=stdout, stderr=open(log_path, "ab"), env=environ)
+                            stdout=stdout, stderr=open(log_path, "ab"), env=with_crash_backtraces(environ))
     try:
         wait_healthy(proc, health_url, log_path, verify=verify)
     except RuntimeError as failure:
@@ -252,6 +288,8 @@ class Server:
         self.config_path.write_text(json.dumps(config))
         self.log_path = directory / "server.log"
         self.proc = None
+        # The exit statuses of this server's processes that died of a crash signal (`Environment.close` fails on any).
+        self.crashes = []
         self.start()
 
     @property
@@ -275,6 +313,7 @@ class Server:
         return f"http://127.0.0.1:{self.ops_port}{path}"
 
     def _start_on(self, port, ops_port=None):
+        self._note_exit()
         config = json.loads(self.config_path.read_text())
         if port != self.port or ops_port != self.ops_port:
             config["listen"]["port"] = port
@@ -299,17 +338,27 @@ class Server:
         return f"{self.base}{path}"
 
     def stop(self, sig=None):
-        if self.proc.poll() is not None:
-            return self.proc.returncode
-        if sig is None:
-            self.proc.terminate()
-        else:
-            self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait(timeout=10)
+        if self.proc.poll() is None:
+            if sig is None:
+                self.proc.terminate()
+            else:
+                self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self._note_exit()
+        return self.proc.returncode
+
+    def _note_exit(self):
+        """Records the current process's exit status if it died of a crash signal (once per process)."""
+        if self.proc is not None and crashed(self.proc.poll()) and self.proc not in (p for p, _ in self.crashes):
+            self.crashes.append((self.proc, self.proc.returncode))
+
+    def log_tail(self, chars=8000):
+        """The end of the server's log, for an assertion's message (a crash's backtrace ends up there)."""
+        return self.log_path.read_text(errors="replace")[-chars:] if self.log_path.exists() else ""
 
     def kill9(self):
         self.proc.kill()
@@ -346,8 +395,16 @@ class Environment:
         return server
 
     def close(self):
+        """Stops every process started here. - Raises: AssertionError, after stopping them all, when a server died
+        of a crash signal at any point (a test that only checked its answers would pass over it), with its log."""
         for process in reversed(self.processes):
             try:
                 process.stop()
             except Exception:  # noqa: BLE001  (clean-up must reach every process)
                 process.proc.kill()
+        crashes = [(server, code) for server in self.processes if isinstance(server, Server)
+                   for _, code in server.crashes]
+        if crashes:
+            server, code = crashes[0]
+            raise AssertionError(f"push-server ({server.log_path}) died of {signal.Signals(-code).name}"
+                                 f" ({len(crashes)} crash(es) in all):\n{server.log_tail()}")

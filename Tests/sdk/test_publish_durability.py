@@ -88,7 +88,7 @@ def test_sigterm_with_unanswered_requests_exits_at_the_grace_bound_and_resends_t
     wait_for(lambda: mock.stats()["requests"] >= 100, timeout=20)
     started = time.monotonic()
     server.proc.send_signal(signal.SIGTERM)
-    assert server.proc.wait(timeout=40) == 0
+    assert server.proc.wait(timeout=40) == 0, server.log_tail()
     assert time.monotonic() - started < 25
     unanswered = mock.stats()["requests"]
     assert unanswered == 100, unanswered  # the window: nothing more was sent while stopping
