@@ -5,7 +5,7 @@ import XCTest
 @testable import PublishEngine
 
 /// What `PublishRun.drain` hands a checkpoint: the answered refs above the watermark, with the runs earlier
-/// checkpoints wrote continued from their first ref.
+/// checkpoints wrote continued from their first ref, and the `.targets` counted since the last drain.
 final class PublishRunDrainTests: XCTestCase {
     private func makeRun() -> PublishRun {
         let job = PublishJob(
@@ -47,5 +47,21 @@ final class PublishRunDrainTests: XCTestCase {
         let batch = run.drain()
         XCTAssertEqual(batch.cursor, 3)
         XCTAssertEqual(batch.answered.sorted(), [5], "2–3 are at or below the watermark now; 4 is missing")
+    }
+
+    func testTheTargetsCounterHoldsTheResultsSinceTheLastDrain() {
+        let run = makeRun()
+        for ref in Int64(1)...5 { run.submittedChannel(ref: ref) }
+        answer(1, 2, 3, in: run)
+        var batch = run.drain()
+        XCTAssertEqual(batch.counters[.targets], 3)
+        XCTAssertEqual(batch.counters[.channelsAccepted], 3)
+        batch = run.drain()
+        XCTAssertNil(batch.counters[.targets], "nothing answered since")
+        answer(4, in: run)
+        run.restore(run.drain())
+        answer(5, in: run)
+        batch = run.drain()
+        XCTAssertEqual(batch.counters[.targets], 2, "a restored batch's targets come back with it")
     }
 }
