@@ -32,9 +32,12 @@ extension SQLitePushStore {
         for result in results {
             let (evidence, environment) = DeliveryResultSQL.effect(of: result)
             if evidence == nil && environment == nil {
-                try connection.run(
-                    plainUpdate,
-                    [.integer(Int64(result.status)), .text(result.reason), .millis(result.at), .integer(result.device)])
+                try connection.run(plainUpdate) { statement in
+                    try statement.bind(.integer(Int64(result.status)), at: 1)
+                    try statement.bind(.text(result.reason), at: 2)
+                    try statement.bind(.millis(result.at), at: 3)
+                    try statement.bind(.integer(result.device), at: 4)
+                }
                 continue
             }
             // The device this result invalidates, read before the UPDATE: its invalidation is logged with it.
