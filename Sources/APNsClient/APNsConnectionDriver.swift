@@ -28,6 +28,8 @@ final class APNsConnectionDriver: CurlMultiDriver {
     /// Every transfer of the slot; attached ones are in flight, the others wait in `idle` for reuse.
     private var transfers: [APNsTransfer] = []
     private var idle: [APNsTransfer] = []
+    /// The header list the transfers share while their headers are the same (`APNsTransfer.SharedHeaders`).
+    private let sharedHeaders = APNsTransfer.SharedHeaders()
     /// The monotonic clock read at the start of this turn's `prepare` and again after `curl_multi_perform`.
     private var turnNow: UInt64 = 0
 
@@ -229,7 +231,7 @@ final class APNsConnectionDriver: CurlMultiDriver {
             do {
                 transfer = try APNsTransfer(
                     id: transfers.count + 1, environment: environment, identity: identity,
-                    configuration: configuration)
+                    configuration: configuration, sharedHeaders: sharedHeaders)
             } catch {
                 run(machine.startFailed(job, .transport(Self.fatal(error), attempts: job.attempts)))
                 return

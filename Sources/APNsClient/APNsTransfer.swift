@@ -21,6 +21,8 @@ final class APNsTransfer {
     private static let bodyCapacity = 5120
     private var bodySize = -1
     private var headers: CurlHeaderList?
+    /// The header list last built by any transfer of this one's driver, shared (see `SharedHeaders`).
+    private let sharedHeaders: SharedHeaders
     /// The destination, parsed once (`CURLOPT_CURLU`): with `CURLOPT_URL` curl parsed the whole URL string again
     /// for every transfer. Owned here beside the easy handle that reads it; changed only in `load`, between
     /// transfers (curl reads it when a transfer starts and never writes it).
@@ -51,9 +53,13 @@ final class APNsTransfer {
     /// - Parameter identity: the client certificate set on this handle for its whole life (certificate
     ///   credentials); a handle never changes identity (curl before 8.21 reuses connections without comparing
     ///   the key options), and each credential has its own pool of handles.
-    init(id: Int, environment: APNsEnvironment, identity: TLSClientIdentity?, configuration: APNsClientConfiguration)
-        throws(CurlError)
-    {
+    ///   - sharedHeaders: where the transfers of one driver (one loop thread) find the header list another of them
+    ///     built for the same headers.
+    init(
+        id: Int, environment: APNsEnvironment, identity: TLSClientIdentity?, configuration: APNsClientConfiguration,
+        sharedHeaders: SharedHeaders = SharedHeaders()
+    ) throws(CurlError) {
+        self.sharedHeaders = sharedHeaders
         destination = try CurlURL(environment.baseURL)
         let basePath = destination.part(CURLUPART_PATH) ?? "/"
         pathPrefix =
@@ -147,7 +153,7 @@ final class APNsTransfer {
 
     /// Everything that goes into the header list; a fan-out sends the same headers to every device, so a handle
     /// keeps its list while this stays the same instead of rebuilding ~9 C strings per request.
-    private struct HeaderKey: Equatable {
+    fileprivate struct HeaderKey: Equatable {
         var jwt: String?
         var topic: String
         var pushType: APNsPushType
@@ -166,6 +172,19 @@ final class APNsTransfer {
 
     private var headerKey: HeaderKey?
 
+    /// The header list the transfers of one driver last built, with its headers: a fan-out sends the same headers
+    /// to every device, and its drivers start about 2,000 handles at 5,000 devices, each of which built the same
+    /// list once (its lines joined, checked for CR, LF and NUL and copied by `curl_slist_append`: 3,400
+    /// instructions per notification, callgrind; docs/BENCHMARKS.md, issue 26). A transfer that needs the same
+    /// headers takes this list instead; each transfer using it holds it, so it lives until the last one lets go.
+    /// Used on the driver's loop thread only, as the transfers are.
+    final class SharedHeaders {
+        fileprivate var key: HeaderKey?
+        fileprivate var list: CurlHeaderList?
+
+        init() {}
+    }
+
     /// Prepares the handle for one attempt of `request` (to its device's path on this handle's destination) with
     /// the bearer token `jwt` (nil: certificate credentials, no `authorization` header).
     func load(_ request: APNsPreparedRequest, jwt: String?) throws(CurlError) {
@@ -177,6 +196,12 @@ final class APNsTransfer {
 
         if headers == nil || headerKey?.matches(request, jwt: jwt) != true {
             freeHeaders()
+            if let list = sharedHeaders.list, let key = sharedHeaders.key, key.matches(request, jwt: jwt) {
+                try curlCheck(ccurl_setopt_slist(easy, CURLOPT_HTTPHEADER, list.pointer), "CURLOPT_HTTPHEADER")
+                headers = list
+                headerKey = key
+                return try loadBody(request)
+            }
             let key = HeaderKey(
                 jwt: jwt, topic: request.topic, pushType: request.pushType, priority: request.priority,
                 expiration: request.expiration, collapseID: request.collapseID, apnsID: request.apnsID)
@@ -195,9 +220,15 @@ final class APNsTransfer {
             let list = try CurlHeaderList(lines)
             headers = list
             headerKey = key
+            sharedHeaders.key = key
+            sharedHeaders.list = list
             try curlCheck(ccurl_setopt_slist(easy, CURLOPT_HTTPHEADER, list.pointer), "CURLOPT_HTTPHEADER")
         }
+        try loadBody(request)
+    }
 
+    /// Copies `request`'s payload into the body and sets the device's path (`load`, once the headers are set).
+    private func loadBody(_ request: APNsPreparedRequest) throws(CurlError) {
         let count = min(request.payload.count, Self.bodyCapacity)  // header rules keep payloads ≤ 5120
         request.payload.withUnsafeBufferPointer { source in
             if let base = source.baseAddress { body.update(from: base, count: count) }

@@ -9,8 +9,11 @@ import Clocks
 /// No lost wake-up: a waiter checks its condition and registers under the same lock `update` holds, so an update
 /// either comes before the check (which then sees it) or after the registration (which it then resumes).
 ///
-/// Conditions run under the lock on every update: keep them to a few field reads. A publish has at most a handful
-/// of waiters at a time, so an update (one per APNs answer) costs a few comparisons.
+/// Conditions run under the lock on the updates that may concern them: keep them to a few field reads. A state whose
+/// updates come per notification (a publish run's, several per APNs answer) names what its waits read and what its
+/// updates change (`WaitTopics`): an update then looks only at the waiters of the parts it changed, in the order they
+/// registered, and one that changes nothing waited on looks at none. Without topics every update looks at every
+/// waiter, as before.
 ///
 /// `read`, `update` and the waits' already-true check are `@inlinable` (their storage `@usableFromInline`) and
 /// `public` (scripts/public-api.txt; Swift 6.3 inlines no `package` function into another module), so each caller
@@ -19,13 +22,19 @@ import Clocks
 /// notification (docs/BENCHMARKS.md, issue 27). Registering and suspending stay out of line.
 public final class WaitableState<State: Sendable>: Sendable {
     @usableFromInline struct Waiter {
+        @usableFromInline let id: UInt64
+        /// What the condition reads: updates that change none of it skip this waiter without calling it.
+        @usableFromInline let topics: WaitTopics
         @usableFromInline let condition: @Sendable (State) -> Bool
         @usableFromInline let continuation: CheckedContinuation<Void, Never>
     }
 
     @usableFromInline struct Box {
         @usableFromInline var state: State
-        @usableFromInline var waiters: [UInt64: Waiter] = [:]
+        /// In the order they registered. An array, not a dictionary keyed by id: an update walks it in place
+        /// (a dictionary's iterator copied every waiter, its closure and continuation retained and released, on
+        /// every update), and there are a handful at most; `leave` finds its waiter by a linear search.
+        @usableFromInline var waiters: [Waiter] = []
         var nextID: UInt64 = 0
         /// Waiters cancelled before they registered (the cancellation handler ran first).
         var cancelledEarly: Set<UInt64> = []
@@ -47,18 +56,25 @@ public final class WaitableState<State: Sendable>: Sendable {
         box.withLock { body($0.state) }
     }
 
-    /// Changes the value, then resumes every waiter whose condition now holds.
+    /// Changes the value, then resumes every waiter whose condition now holds, of those that wait on `topics`.
+    /// - Parameter topics: what `body` may change that conditions read (every waiter by default). An update that
+    ///   names less must change nothing else a condition reads, or a waiter whose condition it made true sleeps on
+    ///   until a later update that names it.
     @inlinable @discardableResult
-    public func update<Result>(_ body: (inout State) -> Result) -> Result {
+    public func update<Result>(waking topics: WaitTopics = .all, _ body: (inout State) -> Result) -> Result {
         // The resumed continuations go out through a local array, not a `(Result, [...])` tuple: a tuple of a
         // generic type is another metadata lookup.
         var ready: [CheckedContinuation<Void, Never>] = []
         let result = box.withLock { box -> Result in
             let result = body(&box.state)
-            guard !box.waiters.isEmpty else { return result }
-            for (id, waiter) in box.waiters where waiter.condition(box.state) {
-                box.waiters[id] = nil
-                ready.append(waiter.continuation)
+            guard !box.waiters.isEmpty, !topics.isEmpty else { return result }
+            var index = 0
+            while index < box.waiters.count {
+                if box.waiters[index].topics.isDisjoint(with: topics) || !box.waiters[index].condition(box.state) {
+                    index += 1
+                } else {
+                    ready.append(box.waiters.remove(at: index).continuation)
+                }
             }
             return result
         }
@@ -73,28 +89,37 @@ public final class WaitableState<State: Sendable>: Sendable {
         box.withLock { condition($0.state) }
     }
 
-    /// Suspends until `condition` holds (checked at once, then after every update) or the task is cancelled.
+    /// Suspends until `condition` holds (checked at once, then after every update of `topics`) or the task is
+    /// cancelled.
+    /// - Parameter topics: what `condition` reads (see `update(waking:_:)`); every update by default.
     @inlinable
-    public func wait(until condition: @escaping @Sendable (State) -> Bool) async {
+    public func wait(on topics: WaitTopics = .all, until condition: @escaping @Sendable (State) -> Bool) async {
         if holds(condition) { return }
-        await wait(until: condition, timer: nil, cancellable: true)
+        await wait(on: topics, until: condition, timer: nil, cancellable: true)
     }
 
     /// Suspends until `condition` holds, `timeout` has passed or (when `cancellable`) the task is cancelled.
     /// Not `cancellable`: for waits a cancelled caller must still sit out, such as a shutdown's grace period.
     /// - Returns: whether the condition holds.
     @discardableResult
-    package func wait(until condition: @escaping @Sendable (State) -> Bool, timeout: Duration, cancellable: Bool = true)
-        async -> Bool
-    {
-        await wait(until: condition, timer: { try await MonotonicTimer.sleep(for: timeout) }, cancellable: cancellable)
+    package func wait(
+        on topics: WaitTopics = .all, until condition: @escaping @Sendable (State) -> Bool, timeout: Duration,
+        cancellable: Bool = true
+    ) async -> Bool {
+        await wait(
+            on: topics, until: condition, timer: { try await MonotonicTimer.sleep(for: timeout) },
+            cancellable: cancellable)
     }
 
     /// Suspends until `condition` holds, `deadline` passes or the task is cancelled.
     /// - Returns: whether the condition holds.
     @discardableResult
-    package func wait(until condition: @escaping @Sendable (State) -> Bool, deadline: MonotonicInstant) async -> Bool {
-        await wait(until: condition, timer: { try await MonotonicTimer.sleep(until: deadline) }, cancellable: true)
+    package func wait(
+        on topics: WaitTopics = .all, until condition: @escaping @Sendable (State) -> Bool,
+        deadline: MonotonicInstant
+    ) async -> Bool {
+        await wait(
+            on: topics, until: condition, timer: { try await MonotonicTimer.sleep(until: deadline) }, cancellable: true)
     }
 
     /// Suspends until `condition` holds, whatever happens to the task: for waits that must not end early, such as
@@ -102,7 +127,7 @@ public final class WaitableState<State: Sendable>: Sendable {
     @inlinable
     public func waitIgnoringCancellation(until condition: @escaping @Sendable (State) -> Bool) async {
         if holds(condition) { return }
-        await wait(until: condition, timer: nil, cancellable: false)
+        await wait(on: .all, until: condition, timer: nil, cancellable: false)
     }
 
     /// The one wait: registers under the lock `update` holds, so no update is missed between check and suspension.
@@ -110,8 +135,8 @@ public final class WaitableState<State: Sendable>: Sendable {
     /// without throwing, the wait ends as if cancelled.
     @usableFromInline @discardableResult
     func wait(
-        until condition: @escaping @Sendable (State) -> Bool, timer: (@Sendable () async throws -> Void)?,
-        cancellable: Bool
+        on topics: WaitTopics, until condition: @escaping @Sendable (State) -> Bool,
+        timer: (@Sendable () async throws -> Void)?, cancellable: Bool
     ) async -> Bool {
         // Already true: no continuation, no timer, no suspension (a lane or window with room is the common case,
         // once per notification on the publish path).
@@ -130,12 +155,12 @@ public final class WaitableState<State: Sendable>: Sendable {
         }
         if cancellable {
             await withTaskCancellationHandler {
-                await suspend(id, until: condition)
+                await suspend(id, on: topics, until: condition)
             } onCancel: {
                 leave(id)
             }
         } else {
-            await suspend(id, until: condition)
+            await suspend(id, on: topics, until: condition)
         }
         if let timerTask {
             // Ended before it fired (or just as it did): once it has returned it can no longer mark this wait.
@@ -149,11 +174,13 @@ public final class WaitableState<State: Sendable>: Sendable {
         }
     }
 
-    private func suspend(_ id: UInt64, until condition: @escaping @Sendable (State) -> Bool) async {
+    private func suspend(_ id: UInt64, on topics: WaitTopics, until condition: @escaping @Sendable (State) -> Bool)
+        async
+    {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = box.withLock { box -> Bool in
                 if condition(box.state) || box.cancelledEarly.remove(id) != nil { return true }
-                box.waiters[id] = Waiter(condition: condition, continuation: continuation)
+                box.waiters.append(Waiter(id: id, topics: topics, condition: condition, continuation: continuation))
                 return false
             }
             if ready { continuation.resume() }
@@ -164,7 +191,7 @@ public final class WaitableState<State: Sendable>: Sendable {
     /// it so that it does not register.
     private func leave(_ id: UInt64) {
         let waiter = box.withLock { box -> Waiter? in
-            if let waiter = box.waiters.removeValue(forKey: id) { return waiter }
+            if let index = box.waiters.firstIndex(where: { $0.id == id }) { return box.waiters.remove(at: index) }
             box.cancelledEarly.insert(id)
             return nil
         }
@@ -173,6 +200,20 @@ public final class WaitableState<State: Sendable>: Sendable {
 
     /// Waiters registered now (for tests: a waiter that left must not stay behind).
     package var waiterCount: Int { box.withLock { $0.waiters.count } }
+}
+
+/// What a `WaitableState`'s waits read and its updates change, as bits its owner assigns to parts of its state (a
+/// publish run: its results, its state machine). An update names the parts it changed and looks only at the
+/// waiters on one of them; `all`, the default on both sides, matches every part.
+public struct WaitTopics: OptionSet, Sendable {
+    public let rawValue: UInt32
+
+    @inlinable
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Every part: a wait on `all` is looked at by every update that changes anything, an update of `all` looks at
+    /// every waiter.
+    public static let all = WaitTopics(rawValue: .max)
 }
 
 /// Runs `operation` until it returns or `deadline` passes, whichever comes first (then it is cancelled: it must

@@ -24,6 +24,10 @@ package final class PublishRun: Sendable {
         var outstanding = 0
         /// Released to the next checkpoint.
         var counters: PublishCounters = [:]
+        /// Final results since the last drain, added to `counters` as `.targets` there: counted as an integer per
+        /// result, the counter's dictionary entry (its key hashed, looked up and written) was about 450 instructions
+        /// per notification (docs/BENCHMARKS.md, issue 26).
+        var targetsSinceDrain: Int64 = 0
         var deviceResults: [DeviceResult] = []
         /// Results drained into a checkpoint being written: still unwritten, so they count against the limit on
         /// waiting results until the write succeeds (or they are restored).
@@ -32,6 +36,9 @@ package final class PublishRun: Sendable {
         var resultRefs: [Int64] = []
         /// Refs answered without a device result (broadcast channels), for the next checkpoint's `answered`.
         var channelRefs: [Int64] = []
+        /// The runs of consecutive answered refs above the watermark that checkpoints of this run handed to the
+        /// store, first ref by last ref (see `drain`). Runs the watermark has passed are dropped once there are many.
+        var answeredRuns: [Int64: Int64] = [:]
         /// Users publish: per user, whether any device was accepted / any failed (for v1.PublishToUsersAttempt).
         var usersAccepted: Set<String> = []
         var usersFailed: Set<String> = []
@@ -71,6 +78,18 @@ package final class PublishRun: Sendable {
         var lost: Bool { machine.stops.contains(.leaseLost) }
     }
 
+    /// What the run's waits read, so that an update looks only at the waits on what it changed: `submitted` and
+    /// `completed` come once per notification each, and both looked at the lease, fence and checkpoint loops' waits
+    /// (a dictionary's iteration copying each waiter) every time. With topics, 5,000-device fan-out counted:
+    /// `completed` 4,400 → 3,350 instructions per notification, `submitted` 2,300 → 800 (docs/BENCHMARKS.md, issue
+    /// 26). Updates off the per-notification path keep the default, `all`, and look at every wait.
+    enum Wakes {
+        /// Targets outstanding and results waiting for (or being written by) a checkpoint.
+        static let progress = WaitTopics(rawValue: 1 << 0)
+        /// The state machine (stops, delivery, slot, the run's end) and the lease.
+        static let machine = WaitTopics(rawValue: 1 << 1)
+    }
+
     let claimed: ClaimedJob
     /// What the claim holds a lease on (the job, or one shard of it): the run's store calls go through it.
     let held: PublishLease
@@ -98,7 +117,7 @@ package final class PublishRun: Sendable {
         // whole target (its strings retained and released) per notification.
         let ref = target.ref
         let user = target.userID
-        state.update { state in
+        state.update(waking: Wakes.progress) { state in
             state.tracker.submitted(ref)
             state.outstanding += 1
             state.submittedTotal += 1
@@ -107,7 +126,8 @@ package final class PublishRun: Sendable {
     }
 
     func scanned(upTo cursor: Int64) {
-        state.update { $0.tracker.scanned(upTo: cursor) }
+        // The tracker is read by no wait.
+        state.update(waking: []) { $0.tracker.scanned(upTo: cursor) }
     }
 
     /// Records a final result for `target` on `platform`.
@@ -118,11 +138,11 @@ package final class PublishRun: Sendable {
     {
         let ref = target.ref
         let user = target.userID
-        return state.update { state -> NotificationTally? in
+        return state.update(waking: Wakes.progress) { state -> NotificationTally? in
             state.tracker.completed(ref)
             state.outstanding -= 1
             state.passed += 1
-            state.counters.add(.targets)
+            state.targetsSinceDrain += 1
             state.counters.add(counters)
             state.deviceResults.append(device)
             state.resultRefs.append(ref)
@@ -140,7 +160,7 @@ package final class PublishRun: Sendable {
 
     /// A broadcast channel (target ref `ref`, no device) was handed to the sender.
     func submittedChannel(ref: Int64) {
-        state.update { state in
+        state.update(waking: Wakes.progress) { state in
             state.tracker.submitted(ref)
             state.outstanding += 1
             state.submittedTotal += 1
@@ -149,11 +169,11 @@ package final class PublishRun: Sendable {
 
     /// Records a broadcast channel's final result: counters only, no device row to update.
     func completedChannel(ref: Int64, counters: PublishCounters) {
-        state.update { state in
+        state.update(waking: Wakes.progress) { state in
             state.tracker.completed(ref)
             state.outstanding -= 1
             state.passed += 1
-            state.counters.add(.targets)
+            state.targetsSinceDrain += 1
             state.counters.add(counters)
             state.channelRefs.append(ref)
         }
@@ -291,7 +311,9 @@ package final class PublishRun: Sendable {
 
     /// Waits until delivery ended, the lease was lost or fenced, or `deadline` passed.
     func waitForFence(deadline: MonotonicInstant) async {
-        await state.wait(until: { $0.delivered || $0.lost || $0.machine.stops.contains(.fenced) }, deadline: deadline)
+        await state.wait(
+            on: Wakes.machine, until: { $0.delivered || $0.lost || $0.machine.stops.contains(.fenced) },
+            deadline: deadline)
     }
     /// Stops sending for good: the publish was cancelled. Retries waiting in the senders end now (`Cancelled`), so
     /// the run ends as soon as the requests on the wire are answered.
@@ -339,26 +361,31 @@ package final class PublishRun: Sendable {
     /// Waits until the run hands nothing more to a sender (or it ended, or `deadline` passed).
     /// - Returns: whether submission ended.
     func waitForSubmissionEnd(deadline: MonotonicInstant) async -> Bool {
-        await state.wait(until: { $0.machine.submissionEnded || $0.machine.isEnded }, deadline: deadline)
+        await state.wait(
+            on: Wakes.machine, until: { $0.machine.submissionEnded || $0.machine.isEnded }, deadline: deadline)
     }
 
     /// Waits until the runner returned or `deadline` passed. - Returns: whether it returned.
     func waitForRunEnd(deadline: MonotonicInstant) async -> Bool {
-        await state.wait(until: { $0.machine.isEnded }, deadline: deadline)
+        await state.wait(on: Wakes.machine, until: { $0.machine.isEnded }, deadline: deadline)
     }
 
     // MARK: Waiting (wake-ups, no polling)
 
     /// Waits until every submitted target has an answer (or was abandoned by the sender's shutdown).
     func waitForAnswers() async {
-        await state.wait { $0.outstanding == 0 }
+        await state.wait(on: Wakes.progress) { $0.outstanding == 0 }
     }
 
     /// Waits while `limit` results wait for a checkpoint (the store cannot write, say), until a checkpoint makes
     /// room or sending must stop. - Returns: false when sending must stop.
     func waitForRoom(limit: Int) async -> Bool {
         let full = state.read { $0.deviceResults.count + $0.writing >= limit && !$0.mustStop }
-        if full { await state.wait { $0.deviceResults.count + $0.writing < limit || $0.mustStop } }
+        if full {
+            await state.wait(on: [Wakes.progress, Wakes.machine]) {
+                $0.deviceResults.count + $0.writing < limit || $0.mustStop
+            }
+        }
         return !mustStop
     }
 
@@ -366,13 +393,14 @@ package final class PublishRun: Sendable {
     func waitForCheckpoint(batch: Int, deadline: MonotonicInstant) async {
         // Broadcast channels have no device result but count as results all the same.
         await state.wait(
+            on: [Wakes.progress, Wakes.machine],
             until: { $0.deviceResults.count + $0.channelRefs.count >= batch || $0.delivered },
             deadline: deadline)
     }
 
     /// Waits until delivery ended, the lease was lost, or `deadline` passed. - Returns: whether the run ended.
     func waitForEnd(deadline: MonotonicInstant) async -> Bool {
-        await state.wait(until: { $0.delivered || $0.lost }, deadline: deadline)
+        await state.wait(on: Wakes.machine, until: { $0.delivered || $0.lost }, deadline: deadline)
     }
 
     /// The node's slots granted this run a slot, or took it back when it parked (`PublishSlots`).
@@ -382,21 +410,27 @@ package final class PublishRun: Sendable {
     /// Waits until the run holds a publish slot (at once when it does), cut short when the run must stop.
     /// - Returns: false when the run must stop.
     func waitForSlot() async -> Bool {
-        await state.wait { $0.machine.holdsSlot || $0.mustStop }
+        await state.wait(on: Wakes.machine) { $0.machine.holdsSlot || $0.mustStop }
         return !mustStop
     }
 
     /// Waits `interval` before a store write is tried again, cut short when the run must stop.
     func pause(for interval: Duration) async {
-        await state.wait(until: { $0.mustStop }, deadline: .now + interval)
+        await state.wait(on: Wakes.machine, until: { $0.mustStop }, deadline: .now + interval)
     }
 
     /// Waits `interval` before the run's last checkpoint is tried again, cut short only when the engine stops or
     /// the lease is lost: a run that stopped sending (fenced, cancelled, expired) still waits between attempts
     /// instead of retrying in a tight loop.
     func pauseBeforeLastCheckpoint(for interval: Duration) async {
-        await state.wait(until: { $0.machine.stops.contains(.engineStopped) || $0.lost }, deadline: .now + interval)
+        await state.wait(
+            on: Wakes.machine, until: { $0.machine.stops.contains(.engineStopped) || $0.lost },
+            deadline: .now + interval)
     }
+
+    /// Runs the watermark has passed are dropped from `State.answeredRuns` once it holds this many (they are never
+    /// looked up again, so they only take room).
+    static let answeredRunsKept = 4096
 
     /// Takes what a checkpoint must write: the watermark, counter deltas, device results, and the answered refs
     /// above the watermark.
@@ -408,6 +442,11 @@ package final class PublishRun: Sendable {
             answered.reserveCapacity(state.resultRefs.count + state.channelRefs.count)
             for ref in state.resultRefs where ref > watermark { answered.append(ref) }
             for ref in state.channelRefs where ref > watermark { answered.append(ref) }
+            Self.continueRuns(of: &answered, above: watermark, in: &state)
+            if state.targetsSinceDrain != 0 {
+                state.counters.add(.targets, state.targetsSinceDrain)
+                state.targetsSinceDrain = 0
+            }
             var batch = Checkpoint(
                 cursor: watermark, counters: state.counters, results: state.deviceResults, answered: answered)
             batch.channelRefs = state.channelRefs
@@ -418,6 +457,43 @@ package final class PublishRun: Sendable {
             state.resultRefs.removeAll(keepingCapacity: true)
             return batch
         }
+    }
+
+    /// Adds to `answered` (this checkpoint's refs above `watermark`) the refs of each run an earlier checkpoint
+    /// wrote that one of its runs continues, so that the store gets the run from its first ref and extends the row
+    /// it holds for it (a range that starts where a stored one starts keeps the larger end, on every backend)
+    /// instead of adding a row for the continuation, to be deleted again when the watermark passes it. Answers of
+    /// different connections interleave, so a checkpoint's runs are short (3.5 refs on average in a 5,000-device
+    /// fan-out, docs/BENCHMARKS.md "Answered refs as ranges"); counted there, the SQLite checkpoint's insert and
+    /// delete of ranges took 1,000 instructions per notification less, this 400 more (issue 26). Every ref added
+    /// was answered: the set the store remembers is the same, in fewer rows.
+    static func continueRuns(of answered: inout [Int64], above watermark: Int64, in state: inout State) {
+        if state.answeredRuns.count > answeredRunsKept {
+            state.answeredRuns = state.answeredRuns.filter { $0.key > watermark }
+        }
+        guard !answered.isEmpty else { return }
+        answered.sort()
+        var continued: [Int64] = []
+        var index = 0
+        while index < answered.count {
+            let first = answered[index]
+            var last = first
+            index += 1
+            // `last + 1` cannot overflow: refs are row ids, far below `Int64.max`.
+            while index < answered.count, answered[index] <= last + 1 {
+                last = max(last, answered[index])
+                index += 1
+            }
+            // A run whose first ref is at or below the watermark is not extended: the store keeps refs above it
+            // only, so the row would start elsewhere.
+            if let start = state.answeredRuns.removeValue(forKey: first - 1), start > watermark {
+                continued.append(contentsOf: start..<first)
+                state.answeredRuns[last] = start
+            } else {
+                state.answeredRuns[last] = first
+            }
+        }
+        answered.append(contentsOf: continued)
     }
 
     /// One checkpoint's worth of progress.

@@ -152,6 +152,56 @@ final class WaitableStateTests: XCTestCase {
         XCTAssertEqual(state.waiterCount, 0)
     }
 
+    /// Topics: an update looks only at the waiters on what it names, so one that names another part leaves a
+    /// waiter asleep even when its condition holds, and the next update of the waiter's part wakes it.
+    func testAnUpdateWakesOnlyTheWaitersOnTheTopicsItNames() async throws {
+        struct Parts: Sendable {
+            var results = 0
+            var stopped = false
+        }
+        let results = WaitTopics(rawValue: 1 << 0)
+        let machine = WaitTopics(rawValue: 1 << 1)
+        let state = WaitableState(Parts())
+        let waiter = Task { await state.wait(on: machine) { $0.stopped || $0.results >= 2 } }
+        try await eventually("the waiter registered") { state.waiterCount == 1 }
+        state.update(waking: results) { $0.results = 2 }
+        XCTAssertEqual(state.waiterCount, 1, "an update of another topic does not look at the waiter")
+        state.update(waking: [results, machine]) { $0.results += 1 }
+        await waiter.value
+        XCTAssertEqual(state.waiterCount, 0)
+    }
+
+    /// A wait without topics is looked at by every update that names any; an update that names none looks at no
+    /// waiter (it changed nothing a condition reads).
+    func testAWaitWithoutTopicsWakesOnAnyUpdateThatNamesOne() async throws {
+        let state = WaitableState(0)
+        let waiter = Task { await state.wait { $0 >= 1 } }
+        try await eventually("the waiter registered") { state.waiterCount == 1 }
+        state.update(waking: []) { $0 = 1 }
+        XCTAssertEqual(state.waiterCount, 1)
+        state.update(waking: WaitTopics(rawValue: 1 << 5)) { $0 = 2 }
+        await waiter.value
+        XCTAssertEqual(state.waiterCount, 0)
+    }
+
+    /// Waiters are kept in the order they registered and leave from the middle when cancelled.
+    func testACancelledWaiterLeavesTheOthersWaiting() async throws {
+        let state = WaitableState(0)
+        let first = Task { await state.wait { $0 >= 1 } }
+        try await eventually("the first waiter registered") { state.waiterCount == 1 }
+        let second = Task { await state.wait { $0 >= 2 } }
+        try await eventually("the second waiter registered") { state.waiterCount == 2 }
+        let third = Task { await state.wait { $0 >= 1 } }
+        try await eventually("the third waiter registered") { state.waiterCount == 3 }
+        second.cancel()
+        await second.value
+        XCTAssertEqual(state.waiterCount, 2)
+        state.update { $0 = 1 }
+        await first.value
+        await third.value
+        XCTAssertEqual(state.waiterCount, 0)
+    }
+
     func testWaitAtMostUntilAnInstantCancelsTheOperationThenAndNotBefore() async {
         let cancelled = WaitableState(false)
         let deadline = MonotonicInstant.now + .milliseconds(20)

@@ -146,6 +146,18 @@ package final class SQLiteConnection {
         return Int(sqlite3_changes64(db))
     }
 
+    /// Runs `statement` (this connection's, from `cached`) to completion with its parameters bound by `bind`,
+    /// resetting it afterwards, and returns the number of rows it changed: for a statement run once per result of a
+    /// checkpoint, which bound through `run(_:_:)` built an array of its values per run (an allocation and its
+    /// release per notification).
+    @discardableResult
+    package func run(_ statement: Statement, binding bind: (Statement) throws -> Void) throws -> Int {
+        defer { statement.reset() }
+        try bind(statement)
+        while try statement.step() {}
+        return Int(sqlite3_changes64(db))
+    }
+
     /// Calls `row` for each result row.
     package func query(_ sql: String, _ bindings: [SQLValue] = [], _ row: (Statement) throws -> Void) throws {
         try withStatement(sql, bindings) { statement in
