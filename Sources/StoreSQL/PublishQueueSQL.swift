@@ -122,6 +122,14 @@ package enum PublishQueueSQL {
         try counters("SELECT name, value FROM publish_counters WHERE job_id = \(job)", on: connection)
     }
 
+    /// The counters stored for `job`, claimed for its `attempt`: none for its first, since only a run writes them
+    /// (its checkpoints, under the lease a claim gave it), so the read is left out for a job never run before.
+    package static func counters(ofAttempt attempt: Int, job: Int64, on connection: some SQLConnection) throws
+        -> PublishCounters
+    {
+        attempt > 1 ? try counters(job: job, on: connection) : [:]
+    }
+
     /// The counters stored for the publish `publishID` of `instanceID` (a split job's shards not included: on
     /// SQLite, which has none, its status's counters), empty when there is no such publish.
     package static func counters(instanceID: String, publishID: String, on connection: some SQLConnection) throws
