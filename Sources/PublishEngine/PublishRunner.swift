@@ -62,7 +62,8 @@ struct PublishRunner: Sendable {
         let finisher = PublishFinisher(context: context, run: run, log: log)
         let plan: PublishPlan
         do {
-            plan = try PublishPlan(decoding: job.payload)
+            // Intake on this node may have left the plan it built for these bytes; otherwise they are parsed.
+            plan = try context.plans.take(for: job) ?? PublishPlan(decoding: job.payload)
         } catch {
             run.endedBeforeDelivery()
             await finisher.finish(state: .failed, summary: "\(error)")
