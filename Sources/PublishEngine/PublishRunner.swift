@@ -186,8 +186,8 @@ struct PublishRunner: Sendable {
     /// The publish's stored counters, every run's, all checkpointed by now; nil when they could not be read.
     private func storedCounters() async -> PublishCounters? {
         // Only a run's checkpoints write a job's counters (a claim reads none for a first attempt either): the
-        // first run of a whole job that never tried to write one knows there are none, and reads nothing (a read
-        // on a reader thread, ~40,000 instructions with its hand-off, for every publish nobody follows;
+        // first run of a whole job that never tried to write one knows there are none, and reads nothing (19,000
+        // instructions of SQL and a hand-off to a reader thread for every publish nobody follows;
         // docs/BENCHMARKS.md "Intake's store calls per job"). A shard's run reads the whole publish's.
         let claimed = run.claimed
         if claimed.attempt == 1, claimed.counters.isEmpty, run.held.shard == nil, !run.triedCheckpoint { return [:] }
