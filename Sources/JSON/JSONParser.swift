@@ -145,7 +145,24 @@ struct JSONParser {
     private mutating func parseString() throws(JSONParseError) -> String {
         let start = index
         index += 1  // opening quote
-        var utf8: [UInt8] = []
+        // Most strings have no escape: up to the closing quote they are the text itself, validated and copied once
+        // instead of appended byte by byte to a buffer that grows (docs/BENCHMARKS.md "Intake's store calls per
+        // job"). An escape or a control character hands the rest to the loop below, the bytes before it taken over.
+        var end = index
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                guard let text = String(validating: bytes[index..<end], as: UTF8.self) else {
+                    throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
+                }
+                index = end + 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            end += 1
+        }
+        var utf8 = Array(bytes[index..<end])
+        index = end
         while true {
             guard let byte = current else { throw failure("unterminated string") }
             index += 1

@@ -111,7 +111,8 @@ extension PostgreSQLPushStore {
             let claimed = try PublishQueueSQL.job(PGRow(result: result, row: 0))
             var job = ClaimedJob(
                 id: claimed.id, job: claimed.job, cursor: claimed.cursor,
-                counters: try PublishQueueSQL.counters(job: claimed.id.rawValue, on: connection),
+                counters: try PublishQueueSQL.counters(
+                    ofAttempt: claimed.attempts, job: claimed.id.rawValue, on: connection),
                 attempt: claimed.attempts,
                 leaseExpiresAt: claimed.leaseExpiresAt ?? Date(millisecondsSince1970: expires),
                 cancelRequested: claimed.cancelRequested)

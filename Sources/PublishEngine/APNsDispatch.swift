@@ -1,6 +1,7 @@
 import APNsClient
 import BeamsModel
 import Foundation
+import Locking
 import PushStore
 
 /// Sends APNs targets: the publish's shared request with the device's token, to the device's environment, and
@@ -12,7 +13,9 @@ import PushStore
 final class APNsDispatch: PlatformDispatch {
     let context: PublishContext
     let instance: InstanceRuntime
-    let template: RequestTemplate
+    /// The publish's shared request, built when the first target is sent (`template()`).
+    private let builtTemplate = Locked<RequestTemplate?>(nil)
+    private let makeTemplate: @Sendable () -> RequestTemplate
     let recorder: DeliveryRecorder
     /// The targets are Live Activity token rows: results count and delete tokens, never devices.
     let isLiveActivity: Bool
@@ -20,13 +23,14 @@ final class APNsDispatch: PlatformDispatch {
     /// which the APNs client schedules no retry; the run's `RetryScope` ends waiting retries when it is cancelled.
     let expiresAt: Date?
 
+    /// - Parameter template: builds the publish's shared request; called once, when the first target is sent.
     init(
-        context: PublishContext, instance: InstanceRuntime, template: RequestTemplate, recorder: DeliveryRecorder,
-        isLiveActivity: Bool = false, expiresAt: Date? = nil
+        context: PublishContext, instance: InstanceRuntime, template: @escaping @Sendable () -> RequestTemplate,
+        recorder: DeliveryRecorder, isLiveActivity: Bool = false, expiresAt: Date? = nil
     ) {
         self.context = context
         self.instance = instance
-        self.template = template
+        makeTemplate = template
         self.recorder = recorder
         self.isLiveActivity = isLiveActivity
         self.expiresAt = expiresAt
@@ -37,12 +41,27 @@ final class APNsDispatch: PlatformDispatch {
             recorder.notConfigured(target, reason: "NoAPNsCredentials")
             return
         }
-        await submit(target, environment: target.environment, isRetry: false, credentials: credentials)
+        await submit(
+            target, template: template(), environment: target.environment, isRetry: false, credentials: credentials)
     }
 
-    private func submit(_ target: Target, environment: PushEnvironment, isRetry: Bool, credentials: APNsCredentials)
-        async
-    {
+    /// The shared request, built at the first target rather than with the lanes: a publish that sends nothing on
+    /// APNs (nobody follows its interests, the instance has no credentials) never builds it, and building it can
+    /// take a parse of the whole payload for its push type (~50,000 instructions, docs/BENCHMARKS.md "Intake's
+    /// store calls per job").
+    private func template() -> RequestTemplate {
+        builtTemplate.withLock { built in
+            if let built { return built }
+            let template = makeTemplate()
+            built = template
+            return template
+        }
+    }
+
+    private func submit(
+        _ target: Target, template: RequestTemplate, environment: PushEnvironment, isRetry: Bool,
+        credentials: APNsCredentials
+    ) async {
         var request = template.request(token: target.token)
         // `expiration` 0 is APNs' "do not store", not a deadline here: a request lost to a GOAWAY is still re-sent.
         let lifetime = template.expiration.flatMap { $0.timeIntervalSince1970 > 0 ? $0 : nil }
@@ -70,7 +89,10 @@ final class APNsDispatch: PlatformDispatch {
             if case .retryInEnvironment(let other) = outcome {
                 recorder.run.add(.environmentRetries, for: target)
                 // Rare (a defaulted environment that was wrong); a task keeps the sender's thread free.
-                Task { await submit(target, environment: other, isRetry: true, credentials: credentials) }
+                Task {
+                    await submit(
+                        target, template: template, environment: other, isRetry: true, credentials: credentials)
+                }
                 return
             }
             recorder.record(outcome, for: target)

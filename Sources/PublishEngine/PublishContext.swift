@@ -28,15 +28,18 @@ struct PublishContext: Sendable {
     let estimates: PublishEstimates
     /// The instances served now: a run looks its instance up once, when it starts, and keeps those senders.
     let directory: InstanceDirectory
+    /// Plans built at intake on this node, for the runs that claim their jobs here.
+    let plans: PlanHandoff
 
     /// - Parameter directory: the served set (run-time instances come and go); nil: `instances`, fixed.
     init(
         store: any PublishEngineStore, sender: any APNsSending, instances: [InstanceRuntime],
         settings: PublishEngine.Settings, metrics: Metrics, webhooks: any PublishWebhooks, logger: Logger,
         broadcaster: (any BroadcastSending)? = nil, broadcastRetryPolicy: APNsRetryPolicy = APNsRetryPolicy(),
-        directory: InstanceDirectory? = nil
+        directory: InstanceDirectory? = nil, plans: PlanHandoff = PlanHandoff()
     ) {
         self.store = store
+        self.plans = plans
         self.broadcaster = broadcaster
         self.broadcastRetryPolicy = broadcastRetryPolicy
         self.sender = sender

@@ -111,7 +111,7 @@ package final class PublishEngine: Service {
         context = PublishContext(
             store: store, sender: apns, instances: instances, settings: settings,
             metrics: metrics, webhooks: webhooks, logger: logger, broadcaster: broadcaster,
-            broadcastRetryPolicy: broadcastRetryPolicy, directory: directory)
+            broadcastRetryPolicy: broadcastRetryPolicy, directory: directory, plans: PlanHandoff())
         scheduler = JobScheduler(context: context)
         Self.declareMetrics(metrics)
     }
@@ -129,6 +129,9 @@ package final class PublishEngine: Service {
         PublishSlots.declareMetrics(metrics)
         metrics.declare(.nodesLive)
     }
+
+    /// Where intake on this node leaves the plans it built, for the runs that claim their jobs here.
+    package var plans: PlanHandoff { context.plans }
 
     /// Tells the engine a job may be waiting.
     package func wake() { scheduler.wake() }

@@ -56,6 +56,9 @@ package final class PublishRun: Sendable {
         /// A shard's counters as last written (its claim's, plus every checkpoint since): a shard checkpoint
         /// writes totals, not increments.
         var writtenTotals: PublishCounters = [:]
+        /// Whether this run has tried to write a checkpoint (written or not: a write whose answer was lost may
+        /// have committed).
+        var triedCheckpoint = false
         /// Targets this run is done with: answered, or passed over because the publish has no part for their
         /// platform. The completion estimate's progress (a local-time publish's targets due in a later round are
         /// still to do; those answered by an earlier run are in its claim's counters).
@@ -506,6 +509,12 @@ package final class PublishRun: Sendable {
         var channelRefs: [Int64] = []
         var isEmpty: Bool { counters.isEmpty && results.isEmpty }
     }
+
+    /// A drained batch is about to be written (`triedCheckpoint`).
+    func writingCheckpoint() { state.update { $0.triedCheckpoint = true } }
+
+    /// Whether this run has tried to write a checkpoint.
+    var triedCheckpoint: Bool { state.read { $0.triedCheckpoint } }
 
     /// The drained batch was written.
     func written() {

@@ -62,7 +62,8 @@ struct PublishRunner: Sendable {
         let finisher = PublishFinisher(context: context, run: run, log: log)
         let plan: PublishPlan
         do {
-            plan = try PublishPlan(decoding: job.payload)
+            // Intake on this node may have left the plan it built for these bytes; otherwise they are parsed.
+            plan = try context.plans.take(for: job) ?? PublishPlan(decoding: job.payload)
         } catch {
             run.endedBeforeDelivery()
             await finisher.finish(state: .failed, summary: "\(error)")
@@ -184,7 +185,13 @@ struct PublishRunner: Sendable {
 
     /// The publish's stored counters, every run's, all checkpointed by now; nil when they could not be read.
     private func storedCounters() async -> PublishCounters? {
-        let job = run.claimed.job
+        // Only a run's checkpoints write a job's counters (a claim reads none for a first attempt either): the
+        // first run of a whole job that never tried to write one knows there are none, and reads nothing (19,000
+        // instructions of SQL and a hand-off to a reader thread for every publish nobody follows;
+        // docs/BENCHMARKS.md "Intake's store calls per job"). A shard's run reads the whole publish's.
+        let claimed = run.claimed
+        if claimed.attempt == 1, claimed.counters.isEmpty, run.held.shard == nil, !run.triedCheckpoint { return [:] }
+        let job = claimed.job
         return try? await context.store.publishCounters(instanceID: job.instanceID, publishID: job.publishID)
     }
 
@@ -369,6 +376,7 @@ struct PublishRunner: Sendable {
         guard !run.isLost else { return .done }
         var batch = run.drain()
         guard !batch.isEmpty || batch.cursor > run.claimed.cursor else { return .done }
+        run.writingCheckpoint()
         do {
             let started = MonotonicClock.now()
             if run.targetsTokenRows {

@@ -20,6 +20,8 @@ final class PublishSlots: Sendable {
 
     private let state: Locked<State>
     private let metrics: Metrics?
+    /// The counts last written to the gauges (nil: none yet).
+    private let reported = Locked<(holding: Int, waiting: Int, parked: Int)?>(nil)
     /// Told when a parked run freed a slot: the claim loop may claim again (`JobScheduler.wake`).
     private let slotFreed = Locked<(@Sendable () -> Void)?>(nil)
 
@@ -50,10 +52,16 @@ final class PublishSlots: Sendable {
 
     private func report() {
         guard let metrics else { return }
-        let (holding, waiting, parked) = counts
-        metrics.set(.publishSlotsBusy, to: Double(holding))
-        metrics.set(.publishJobsWaiting, to: Double(waiting))
-        metrics.set(.publishJobsParked, to: Double(parked))
+        let now = counts
+        // Only the gauges whose count changed: a run's start and end report several times each (grant, release,
+        // admission), mostly with one count changed, and a gauge update costs ~4,000 instructions (its series key
+        // built, two locks; docs/BENCHMARKS.md "Intake's store calls per job").
+        reported.withLock { last in
+            if last?.holding != now.holding { metrics.set(.publishSlotsBusy, to: Double(now.holding)) }
+            if last?.waiting != now.waiting { metrics.set(.publishJobsWaiting, to: Double(now.waiting)) }
+            if last?.parked != now.parked { metrics.set(.publishJobsParked, to: Double(now.parked)) }
+            last = now
+        }
     }
 
     /// Replaces the instances' weights (the served set changed: run-time instances, a reload); runs already

@@ -57,9 +57,9 @@ package struct TargetFeeder: Sendable {
             let bundleID = instance.config.apns?.topic ?? ""
             // A Live Activity push goes to the app's `.push-type.liveactivity` topic (docs/API.md).
             let topic = plan.liveActivity != nil ? LiveActivityPayload.topic(bundleID: bundleID) : bundleID
-            let template = RequestTemplate(plan: plan, payload: payload, topic: topic)
             dispatches[.apns] = APNsDispatch(
-                context: context, instance: instance, template: template,
+                context: context, instance: instance,
+                template: { RequestTemplate(plan: plan, payload: payload, topic: topic) },
                 recorder: recorder(.apns), isLiveActivity: plan.liveActivity != nil,
                 expiresAt: pacing.expiresAt)
         }

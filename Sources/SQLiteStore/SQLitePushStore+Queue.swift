@@ -30,74 +30,100 @@ extension SQLitePushStore {
     {
         let nowMillis = now.millisecondsSince1970
         let expires = now.millisecondsSince1970(after: leaseDuration)
-        let (sql, parameters) = Self.claimQuery(now: nowMillis, preference: preference)
         // Urgent, as a lease renewal: a claim is the engine's write, as its checkpoints are, and in the engine's FIFO
         // one instance's one-device publish waited behind another's fan-out checkpoints (500 results each) before
         // it could start (issue 25). One claim loop per node claims one job at a time, so this cannot crowd
         // anything out.
         return try await write(urgent: true) { connection in
-            guard let id = try connection.first(sql, parameters, { $0.int64(0) }) else { return nil }
+            guard let id = try Self.claimChoice(now: nowMillis, preference: preference, on: connection) else {
+                return nil
+            }
+            // The job is read by its key before the UPDATE (nothing changes it in between: this is the one writer's
+            // transaction) rather than returned by it: SQLite buffers a RETURNING's rows in a temporary table it
+            // builds per statement, ~30,000 instructions a claim (docs/BENCHMARKS.md "Intake's store calls per
+            // job"). What the UPDATE changes of the columns read is known: the attempt and the lease's end.
             guard
-                let claimed = try connection.fetchOne(
-                    """
-                    UPDATE publish_jobs SET state = 'running', lease_owner = \(workerID), lease_expires_at = \(expires),
-                        started_at = COALESCE(started_at, \(nowMillis)), attempts = attempts + 1
-                    WHERE id = \(id) RETURNING \(raw: PublishQueueSQL.jobColumns(.sqlite))
-                    """, PublishQueueSQL.job)
+                var claimed = try connection.first(
+                    Self.claimedJobSQL, [.integer(id)], { try PublishQueueSQL.job(SQLiteRow(statement: $0)) })
             else { return nil }
+            try connection.run(
+                Self.claimUpdateSQL, [.integer(id), .text(workerID), .integer(expires), .integer(nowMillis)])
+            claimed.attempts += 1
             return ClaimedJob(
                 id: claimed.id, job: claimed.job, cursor: claimed.cursor,
-                counters: try PublishQueueSQL.counters(job: id, on: connection), attempt: claimed.attempts,
-                leaseExpiresAt: claimed.leaseExpiresAt ?? Date(millisecondsSince1970: expires),
+                counters: try PublishQueueSQL.counters(ofAttempt: claimed.attempts, job: id, on: connection),
+                attempt: claimed.attempts, leaseExpiresAt: Date(millisecondsSince1970: expires),
                 cancelRequested: claimed.cancelRequested)
         }
     }
 
+    /// The claimed job's row, by its key.
+    static let claimedJobSQL = "SELECT \(PublishQueueSQL.jobColumns(.sqlite)) FROM publish_jobs WHERE id = ?1"
+
+    /// The claim itself: the job running under the claimant's lease, its attempt counted.
+    static let claimUpdateSQL = """
+        UPDATE publish_jobs SET state = 'running', lease_owner = ?2, lease_expires_at = ?3,
+            started_at = COALESCE(started_at, ?4), attempts = attempts + 1
+        WHERE id = ?1
+        """
+
     /// The claim's choice: a claimable job of the instance with the fewest runs on the claiming node, its oldest.
     /// `publish_jobs_open` holds only unfinished jobs, so this never scans finished history. With runs to rank by,
-    /// the instances with open jobs are listed by skipping along `publish_jobs_open_by_instance` (one seek each) and
-    /// each one's oldest claimable job read there; only those candidates are sorted. Sorting every claimable job by
-    /// its instance's runs cost a read of the whole backlog per claim, on the one writer: 13-23 ms per claim behind
-    /// 33,000 queued publishes (0.04 ms now), and intake fell to a third (docs/BENCHMARKS.md "Publish intake").
-    static func claimQuery(now: Int64, preference: ClaimPreference) -> (String, [SQLValue]) {
-        let claimable = """
-            state IN ('queued', 'running')
-                AND ((state = 'queued' AND (not_before IS NULL OR not_before <= ?)) OR lease_expires_at <= ?)
-            """
-        let (ids, runs) = preference.rankedInstances
-        guard !ids.isEmpty else {
-            let sql = "SELECT id FROM publish_jobs INDEXED BY publish_jobs_open WHERE \(claimable) ORDER BY id LIMIT 1"
-            return (sql, [.integer(now), .integer(now)])
+    /// the instances with open jobs are read one statement each by skipping along `publish_jobs_open_by_instance`
+    /// (one seek each), with each one's oldest claimable job (one seek there), and the best of those candidates is
+    /// kept here. Sorting every claimable job by its instance's runs cost a read of the whole backlog per claim, on
+    /// the one writer: 13-23 ms per claim behind 33,000 queued publishes (0.04 ms now), and intake fell to a third
+    /// (docs/BENCHMARKS.md "Publish intake"); one statement that listed and sorted the candidates itself (a
+    /// recursive CTE, a materialised one and a sort: three temporary tables) cost ~75,000 instructions a claim
+    /// more than these seeks (docs/BENCHMARKS.md "Intake's store calls per job").
+    static func claimChoice(now: Int64, preference: ClaimPreference, on connection: SQLiteConnection) throws
+        -> Int64?
+    {
+        guard !preference.runsByInstance.isEmpty else {
+            return try connection.first(oldestClaimableSQL, [.integer(now)]) { $0.int64(0) }
         }
-        let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
-        var sql = """
-            WITH RECURSIVE open_instances (instance) AS (
-                SELECT (SELECT instance_id FROM publish_jobs INDEXED BY publish_jobs_open_by_instance
-                    WHERE state IN ('queued', 'running') ORDER BY instance_id LIMIT 1)
-                UNION ALL
-                SELECT (SELECT instance_id FROM publish_jobs INDEXED BY publish_jobs_open_by_instance
-                    WHERE state IN ('queued', 'running') AND instance_id > open_instances.instance
-                    ORDER BY instance_id LIMIT 1)
-                FROM open_instances WHERE instance IS NOT NULL
-            ),
-            candidates (id, instance) AS MATERIALIZED (
-                SELECT (SELECT id FROM publish_jobs INDEXED BY publish_jobs_open_by_instance
-                    WHERE instance_id = open_instances.instance AND \(claimable) ORDER BY id LIMIT 1), instance
-                FROM open_instances WHERE instance IS NOT NULL
-            )
-            SELECT id FROM candidates WHERE id IS NOT NULL
-            """
-        var parameters: [SQLValue] = [.integer(now), .integer(now)]
-        if preference.onlyAbsentInstances {
-            sql += " AND instance NOT IN (\(placeholders))"
-            parameters += ids.map { .text($0) }
+        var best: (rank: Int, id: Int64)?
+        var after: String?
+        while true {
+            let sql = after == nil ? firstOpenInstanceSQL : nextOpenInstanceSQL
+            let parameters: [SQLValue] = after.map { [.integer(now), .text($0)] } ?? [.integer(now)]
+            guard
+                let (instance, candidate) = try connection.first(
+                    sql, parameters, { ($0.text(0), $0.optionalInt64(1)) })
+            else { break }
+            after = instance
+            guard let candidate, preference.admits(instance) else { continue }
+            let rank = preference.rank(of: instance)
+            if let best, (best.rank, best.id) <= (rank, candidate) { continue }
+            best = (rank, candidate)
         }
-        sql += " ORDER BY CASE instance"
-        for (id, count) in zip(ids, runs) {
-            sql += " WHEN ? THEN ?"
-            parameters += [.text(id), .integer(count)]
-        }
-        return (sql + " ELSE 0 END, id LIMIT 1", parameters)
+        return best?.id
+    }
+
+    /// Whether a job is claimable at `?1`: queued and due, or running under a lease that ran out.
+    private static let claimable = """
+        state IN ('queued', 'running')
+            AND ((state = 'queued' AND (not_before IS NULL OR not_before <= ?1)) OR lease_expires_at <= ?1)
+        """
+
+    /// The oldest claimable job.
+    static let oldestClaimableSQL =
+        "SELECT id FROM publish_jobs INDEXED BY publish_jobs_open WHERE \(claimable) ORDER BY id LIMIT 1"
+
+    /// The first instance with open jobs (by id) and its oldest claimable job (NULL: none is claimable now).
+    static let firstOpenInstanceSQL = openInstanceSQL(after: false)
+
+    /// The next instance with open jobs after `?2`, and its oldest claimable job.
+    static let nextOpenInstanceSQL = openInstanceSQL(after: true)
+
+    private static func openInstanceSQL(after: Bool) -> String {
+        """
+        SELECT o.instance_id, (SELECT id FROM publish_jobs INDEXED BY publish_jobs_open_by_instance
+                WHERE instance_id = o.instance_id AND \(claimable) ORDER BY id LIMIT 1)
+        FROM publish_jobs AS o INDEXED BY publish_jobs_open_by_instance
+        WHERE o.state IN ('queued', 'running')\(after ? " AND o.instance_id > ?2" : "")
+        ORDER BY o.instance_id LIMIT 1
+        """
     }
 
     package func checkpoint(

@@ -122,6 +122,14 @@ package enum PublishQueueSQL {
         try counters("SELECT name, value FROM publish_counters WHERE job_id = \(job)", on: connection)
     }
 
+    /// The counters stored for `job`, claimed for its `attempt`: none for its first, since only a run writes them
+    /// (its checkpoints, under the lease a claim gave it), so the read is left out for a job never run before.
+    package static func counters(ofAttempt attempt: Int, job: Int64, on connection: some SQLConnection) throws
+        -> PublishCounters
+    {
+        attempt > 1 ? try counters(job: job, on: connection) : [:]
+    }
+
     /// The counters stored for the publish `publishID` of `instanceID` (a split job's shards not included: on
     /// SQLite, which has none, its status's counters), empty when there is no such publish.
     package static func counters(instanceID: String, publishID: String, on connection: some SQLConnection) throws
@@ -229,6 +237,12 @@ package enum PublishQueueSQL {
             WHERE id = \(job.rawValue) AND lease_owner = \(workerID) AND state = 'running'
             """)
         if changed == 0 { throw PushStoreError.leaseLost(job) }
+        // SQLite deletes a key range of this WITHOUT ROWID table, whose rows reference the job, in two passes
+        // through a temporary table it builds even when no row matches (~25,000 instructions); most jobs end with
+        // none (one run, checkpointed at its cursor), so it looks first (docs/BENCHMARKS.md "Intake's store calls
+        // per job").
+        let answered: SQLQuery = "SELECT 1 FROM publish_answered WHERE job_id = \(job.rawValue) LIMIT 1"
+        if schema == .sqlite, try connection.fetchOne(answered, { _ in true }) == nil { return }
         try forgetAnswered(job: job.rawValue, on: connection)
     }
 

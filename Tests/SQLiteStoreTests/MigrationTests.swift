@@ -94,6 +94,61 @@ final class MigrationTests: StoreTestCase {
         try await store.close()
     }
 
+    /// Step 21 spells the CHECKs on lists of three or more values as comparisons joined by OR: none such is left in
+    /// the stored schema, jobs queued before the step are claimed after it, and each constraint still takes the
+    /// values of its list and refuses any other.
+    func testListChecksMigrationKeepsTheJobsAndTheConstraints() async throws {
+        let old = try await openBefore(Schema.checksWithoutListTables)
+        try await RankedClaimJobs.enqueue(on: old, createdAt: Date(millisecondsSince1970: 1_000))
+        try await old.close()
+        let store = try await openStore()
+        let claimed = try await RankedClaimJobs.claimTwice(from: store, now: Date(millisecondsSince1970: 2_000))
+        XCTAssertEqual(claimed, ["p3", "p1"])
+        try await store.close()
+        let connection = try SQLiteConnection(path: databasePath)
+        defer { try? connection.close() }
+        let list = try NSRegularExpression(pattern: #"CHECK \(\w+ IN \('[^']*'(, '[^']*'){2,}\)\)"#)
+        try connection.query("SELECT name, sql FROM sqlite_schema WHERE type = 'table'") { row in
+            let sql = row.text(1)
+            XCTAssertNil(list.firstMatch(in: sql, range: NSRange(sql.startIndex..., in: sql)), row.text(0))
+        }
+        let refused = [
+            """
+            INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, created_at)
+                VALUES ('i', 'p', 'pigeons', '[]', x'00', 0)
+            """,
+            "UPDATE publish_jobs SET state = 'lost'",
+            """
+            INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
+                VALUES ('x-1', 'i', 'carrier-pigeon', 't', 'production', 0, 0)
+            """,
+            "INSERT INTO webhooks (url, body, headers, state, next_attempt_at, created_at) VALUES ('u', x'', '', 'lost', 0, 0)",
+            """
+            INSERT INTO beams_forwards (instance_id, kind, key, body, next_attempt_at, created_at)
+                VALUES ('i', 'pigeons', 'k', x'', 0, 0)
+            """,
+            """
+            INSERT INTO beams_forwards (instance_id, kind, key, body, state, next_attempt_at, created_at)
+                VALUES ('i', 'retire_device', 'k', x'', 'lost', 0, 0)
+            """,
+        ]
+        for sql in refused { XCTAssertThrowsError(try connection.run(sql), sql) }
+        let taken = [
+            "UPDATE publish_jobs SET state = 'failed' WHERE publish_id = 'p2'",
+            """
+            INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
+                VALUES ('x-2', 'i', 'hms', 't', 'production', 0, 0)
+            """,
+            "INSERT INTO webhooks (url, body, headers, state, next_attempt_at, created_at) VALUES ('u', x'', '', 'gave_up', 0, 0)",
+            """
+            INSERT INTO beams_forwards (instance_id, kind, key, body, state, next_attempt_at, created_at)
+                VALUES ('i', 'retire_device', 'k', x'', 'failed', 0, 0)
+            """,
+        ]
+        for sql in taken { XCTAssertEqual(try connection.run(sql), 1, sql) }
+        XCTAssertEqual(try connection.first("PRAGMA integrity_check") { $0.text(0) }, "ok")
+    }
+
     /// Step 18 makes broadcasts a job kind of their own: a broadcast stored before (an `interests` job told apart
     /// only by its id) reads back as `channels`, an interests publish stays one, the step before refuses a
     /// `channels` job and the step takes one; an unknown kind is still refused.

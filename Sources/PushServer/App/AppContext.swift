@@ -31,6 +31,9 @@ package final class AppContext: Sendable {
     let now: @Sendable () -> Date
     /// Tells the publish engine a job is waiting, so it does not wait for its next poll.
     let publishEnqueued: @Sendable () -> Void
+    /// Hands the plan intake built for a committed job to this node's engine (`PlanHandoff`), before
+    /// `publishEnqueued`.
+    let keepPlan: @Sendable (PublishPlan, PublishJob) -> Void
     /// Stops a cancelled publish's run on this node (`PublishEngine.cancel`); returns once it hands nothing more
     /// to a sender. - Returns: whether a run was stopped here.
     let cancelRun: @Sendable (PublishJobID) async -> Bool
@@ -47,12 +50,12 @@ package final class AppContext: Sendable {
         now: @escaping @Sendable () -> Date = { Date() }, publishEnqueued: @escaping @Sendable () -> Void = {},
         cancelRun: @escaping @Sendable (PublishJobID) async -> Bool = { _ in false },
         liveNodes: Locked<Int> = Locked(1), beamsForwardQueued: @escaping @Sendable () -> Void = {},
-        tracer: Tracer = .disabled
+        tracer: Tracer = .disabled, keepPlan: @escaping @Sendable (PublishPlan, PublishJob) -> Void = { _, _ in }
     ) {
         self.init(
             config: config, store: store, metrics: metrics, logger: logger, now: now,
             publishEnqueued: publishEnqueued, cancelRun: cancelRun, liveNodes: liveNodes,
-            beamsForwardQueued: beamsForwardQueued, tracer: tracer, instanceSync: nil)
+            beamsForwardQueued: beamsForwardQueued, tracer: tracer, instanceSync: nil, keepPlan: keepPlan)
     }
 
     /// - Parameter instanceSync: what keeps the served instances current; nil: one of its own over `store`, never
@@ -62,8 +65,10 @@ package final class AppContext: Sendable {
         now: @escaping @Sendable () -> Date, publishEnqueued: @escaping @Sendable () -> Void,
         cancelRun: @escaping @Sendable (PublishJobID) async -> Bool,
         liveNodes: Locked<Int>, beamsForwardQueued: @escaping @Sendable () -> Void,
-        tracer: Tracer, instanceSync: InstanceSync?
+        tracer: Tracer, instanceSync: InstanceSync?,
+        keepPlan: @escaping @Sendable (PublishPlan, PublishJob) -> Void = { _, _ in }
     ) {
+        self.keepPlan = keepPlan
         self.config = config
         // SHA-256 of a text cannot fail short of a broken OpenSSL; then rolling the Beams secret is refused.
         let seal = config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) }

@@ -168,7 +168,7 @@ package final class Application: Sendable {
             },
             cancelRun: { await engine.cancel($0) }, liveNodes: liveNodes,
             beamsForwardQueued: { bridge?.forwardQueued() }, tracer: tracer,
-            instanceSync: instanceSync)
+            instanceSync: instanceSync, keepPlan: { [plans = engine.plans] in plans.keep($0, of: $1) })
         // Stored instances are served from the first request.
         do {
             try await instanceSync.refresh()

@@ -144,6 +144,7 @@ struct PublishAPI: Sendable {
             commit?.end()
             throw error
         }
+        app.keepPlan(plan, job)
         app.publishEnqueued()
         app.metrics.increment(.publishes, ["kind": kind.rawValue])
         app.logger.info(

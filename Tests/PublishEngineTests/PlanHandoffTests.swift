@@ -1,0 +1,72 @@
+import BeamsModel
+import Foundation
+import PushStore
+import XCTest
+
+@testable import PublishEngine
+
+/// Intake's plans handed to the run on the same node: taken once, only for the bytes stored with the job, and
+/// never more than the bounds allow (a miss only means the run parses the stored plan).
+final class PlanHandoffTests: XCTestCase {
+    private func plan(_ alert: String) throws -> PublishPlan {
+        let body = Array(#"{"interests":["news"],"apns":{"aps":{"alert":"\#(alert)"}}}"#.utf8)
+        return try PublishPlan(
+            request: PublishRequest.parse(body, kind: .interests), body: body, instanceID: "i", publishID: "p-\(alert)")
+    }
+
+    private func job(_ publishID: String, payload: Data, notBefore: Date? = nil) -> PublishJob {
+        PublishJob(
+            instanceID: "i", publishID: publishID, kind: .interests, targets: ["news"], payload: payload,
+            createdAt: Date(), notBefore: notBefore)
+    }
+
+    func testTakesTheKeptPlanOnceForTheBytesStoredWithItsJob() throws {
+        let handoff = PlanHandoff()
+        let plan = try plan("hi")
+        let stored = job("p1", payload: plan.encoded())
+        handoff.keep(plan, of: stored)
+        XCTAssertEqual(handoff.take(for: stored), plan)
+        XCTAssertEqual(try PublishPlan(decoding: stored.payload), plan, "the bytes decode to the plan handed over")
+        XCTAssertNil(handoff.take(for: stored), "taken once")
+    }
+
+    func testRefusesAPlanKeptForOtherBytes() throws {
+        let handoff = PlanHandoff()
+        let plan = try plan("hi")
+        handoff.keep(plan, of: job("p1", payload: plan.encoded()))
+        XCTAssertNil(handoff.take(for: job("p1", payload: try self.plan("other").encoded())))
+        XCTAssertEqual(handoff.count, 0)
+    }
+
+    func testKeepsNoScheduledPublish() throws {
+        let handoff = PlanHandoff()
+        let plan = try plan("hi")
+        handoff.keep(plan, of: job("p1", payload: plan.encoded(), notBefore: Date().addingTimeInterval(3600)))
+        XCTAssertEqual(handoff.count, 0)
+    }
+
+    func testKeepsNoMoreThanItsCapacityOrBytes() throws {
+        let plan = try plan("hi")
+        let payload = plan.encoded()
+        let byCount = PlanHandoff(capacity: 2)
+        for index in 0..<3 { byCount.keep(plan, of: job("p\(index)", payload: payload)) }
+        XCTAssertEqual(byCount.count, 2)
+        XCTAssertNil(byCount.take(for: job("p2", payload: payload)), "the one over capacity was not kept")
+        XCTAssertEqual(byCount.take(for: job("p0", payload: payload)), plan)
+        let byBytes = PlanHandoff(maxBytes: payload.count * 2 - 1)
+        for index in 0..<2 { byBytes.keep(plan, of: job("p\(index)", payload: payload)) }
+        XCTAssertEqual(byBytes.count, 1)
+    }
+
+    func testMakesRoomByDroppingPlansKeptLongerThanItsMaximumAge() throws {
+        let plan = try plan("hi")
+        let payload = plan.encoded()
+        let handoff = PlanHandoff(capacity: 1, maxAge: .zero)
+        handoff.keep(plan, of: job("p0", payload: payload))
+        // A moment later the first plan is older than the maximum age of zero: the second takes its place.
+        Thread.sleep(forTimeInterval: 0.001)
+        handoff.keep(plan, of: job("p1", payload: payload))
+        XCTAssertEqual(handoff.count, 1)
+        XCTAssertEqual(handoff.take(for: job("p1", payload: payload)), plan)
+    }
+}
