@@ -11,7 +11,8 @@ import PushStore
 /// equal plan (`PublishPlanTests`): a run is the same whether its plan came from here or from the store. Bounded:
 /// at most `capacity` plans and `maxBytes` of their stored form. A publish that finds it full keeps nothing here
 /// and its run parses the stored plan, as every run on another node does; a plan kept longer than `maxAge` (its job
-/// claimed elsewhere, or cancelled) is dropped to make room.
+/// claimed elsewhere, or cancelled) is dropped. Each `keep` costs O(1) amortised, full or not: under a backlog
+/// deeper than `capacity` it is full for as long as the backlog lasts, and intake calls it for every publish.
 package final class PlanHandoff: Sendable {
     private struct Key: Hashable {
         let instanceID: String
@@ -26,7 +27,15 @@ package final class PlanHandoff: Sendable {
 
     private struct State {
         var entries: [Key: Entry] = [:]
+        /// Every key kept, with when, the oldest first. A key taken (or kept again) since stays until it reaches
+        /// the front or a compaction drops it, so this holds at most twice `capacity` keys.
+        var order = FIFO<(key: Key, keptAt: MonotonicInstant)>()
         var bytes = 0
+
+        /// Whether `kept` is still the entry `entries` holds for its key (not taken, not kept again since).
+        func holds(_ kept: (key: Key, keptAt: MonotonicInstant)) -> Bool {
+            entries[kept.key]?.keptAt == kept.keptAt
+        }
     }
 
     private let state = Locked(State())
@@ -51,16 +60,29 @@ package final class PlanHandoff: Sendable {
         let key = Key(instanceID: job.instanceID, publishID: job.publishID)
         let now = MonotonicInstant.now
         state.withLock { state in
-            if state.entries.count >= capacity || state.bytes + job.payload.count > maxBytes {
-                for (key, entry) in state.entries where entry.keptAt.duration(to: now) > maxAge {
-                    state.entries[key] = nil
-                    state.bytes -= entry.payload.count
+            // The front of the age order: keys taken since, and plans older than `maxAge`. Each key is popped once,
+            // so this is O(1) amortised; a scan of every entry whenever the hand-off was full cost a backlog's
+            // intake 1,024 entries per publish.
+            while let oldest = state.order.first {
+                if state.holds(oldest) {
+                    guard oldest.keptAt.duration(to: now) > maxAge else { break }
+                    if let dropped = state.entries.removeValue(forKey: oldest.key) {
+                        state.bytes -= dropped.payload.count
+                    }
                 }
-                guard state.entries.count < capacity, state.bytes + job.payload.count <= maxBytes else { return }
+                _ = state.order.popFirst()
             }
+            // Keys taken behind a front that is still young: dropped once they could outnumber the entries, which
+            // leaves at most `capacity` keys, so the next compaction is `capacity` keeps away.
+            if state.order.count >= 2 * capacity {
+                let kept = state.order.removeAll().filter { state.holds($0) }
+                state.order.append(contentsOf: kept)
+            }
+            guard state.entries.count < capacity, state.bytes + job.payload.count <= maxBytes else { return }
             let entry = Entry(plan: plan, payload: job.payload, keptAt: now)
             if let replaced = state.entries.updateValue(entry, forKey: key) { state.bytes -= replaced.payload.count }
             state.bytes += job.payload.count
+            state.order.append((key, now))
         }
     }
 
@@ -79,4 +101,7 @@ package final class PlanHandoff: Sendable {
 
     /// How many plans are kept now.
     package var count: Int { state.withLock { $0.entries.count } }
+
+    /// How many keys the age order holds now (at most twice `capacity`).
+    package var orderedKeys: Int { state.withLock { $0.order.count } }
 }

@@ -58,6 +58,44 @@ final class PlanHandoffTests: XCTestCase {
         XCTAssertEqual(byBytes.count, 1)
     }
 
+    func testHoldsAtMostTwiceItsCapacityInKeysWhenEveryPlanIsTakenBehindAYoungOne() throws {
+        let plan = try plan("hi")
+        let payload = plan.encoded()
+        let handoff = PlanHandoff(capacity: 4)
+        // One plan nobody takes stays at the front of the age order (younger than a minute) while 1,000 others
+        // are kept and taken behind it, as a job claimed on another node would leave it.
+        handoff.keep(plan, of: job("stuck", payload: payload))
+        for index in 0..<1000 {
+            handoff.keep(plan, of: job("p\(index)", payload: payload))
+            XCTAssertEqual(handoff.take(for: job("p\(index)", payload: payload)), plan)
+            XCTAssertLessThanOrEqual(handoff.orderedKeys, 8, "after \(index + 1) keeps")
+        }
+        XCTAssertEqual(handoff.count, 1)
+        XCTAssertEqual(handoff.take(for: job("stuck", payload: payload)), plan)
+    }
+
+    func testStaysFullOfYoungPlansAndKeepsTheFirstOnes() throws {
+        let plan = try plan("hi")
+        let payload = plan.encoded()
+        let handoff = PlanHandoff(capacity: 3)
+        for index in 0..<100 { handoff.keep(plan, of: job("p\(index)", payload: payload)) }
+        XCTAssertEqual(handoff.count, 3)
+        XCTAssertLessThanOrEqual(handoff.orderedKeys, 6)
+        for index in 0..<3 { XCTAssertEqual(handoff.take(for: job("p\(index)", payload: payload)), plan) }
+        XCTAssertNil(handoff.take(for: job("p3", payload: payload)))
+    }
+
+    func testDropsAPlanKeptLongerThanItsMaximumAgeEvenWhenNotFull() throws {
+        let plan = try plan("hi")
+        let payload = plan.encoded()
+        let handoff = PlanHandoff(capacity: 10, maxAge: .zero)
+        handoff.keep(plan, of: job("p0", payload: payload))
+        Thread.sleep(forTimeInterval: 0.001)
+        handoff.keep(plan, of: job("p1", payload: payload))
+        XCTAssertNil(handoff.take(for: job("p0", payload: payload)), "older than the maximum age of zero")
+        XCTAssertEqual(handoff.take(for: job("p1", payload: payload)), plan)
+    }
+
     func testMakesRoomByDroppingPlansKeptLongerThanItsMaximumAge() throws {
         let plan = try plan("hi")
         let payload = plan.encoded()
