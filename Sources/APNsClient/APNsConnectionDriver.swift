@@ -245,6 +245,7 @@ final class APNsConnectionDriver: CurlMultiDriver {
                     apnsUniqueID: transfer.apnsUniqueID)
             }
             transfers.append(transfer)
+            gauges.created.add(1, ordering: .relaxed)
         }
         do {
             try transfer.load(job.prepared, jwt: jwt)
