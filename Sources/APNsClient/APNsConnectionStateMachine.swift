@@ -269,9 +269,10 @@ struct APNsConnectionStateMachine {
 
     /// How long the loop may wait for the network before the next turn, in milliseconds: 0 when a job can start
     /// now, else until the next delayed retry is due, at most a second. A job held back by the cold-connection
-    /// gate does not count: the answer that opens the gate wakes the poll.
-    func pollTimeout(now: UInt64) -> Int32 {
-        if ready.count > 0 && ledger.mayStart { return 0 }
+    /// gate does not count: the answer that opens the gate wakes the poll. Nor does one waiting for a transfer
+    /// (`transferFree` false: every transfer is attached): the transfer that ends wakes it.
+    func pollTimeout(now: UInt64, transferFree: Bool = true) -> Int32 {
+        if transferFree && ready.count > 0 && ledger.mayStart { return 0 }
         var timeout: UInt64 = 1000
         for job in delayed {
             let millis = job.notBefore > now ? (job.notBefore - now + 999_999) / 1_000_000 : 0

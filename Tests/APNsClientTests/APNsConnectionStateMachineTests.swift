@@ -99,6 +99,16 @@ final class APNsConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(startAll(), [2, 3])
     }
 
+    func testAJobWaitingForATransferLetsTheLoopWaitForTheNetwork() throws {
+        try warmUp()
+        machine.enqueue(try job(String(repeating: "e", count: 64)))
+        XCTAssertEqual(machine.pollTimeout(now: 0), 0, "a transfer is free: start it now")
+        // Every transfer is attached (the driver's window of handles): the one that ends wakes the poll, so the
+        // loop must not spin meanwhile.
+        XCTAssertEqual(machine.pollTimeout(now: 0, transferFree: false), 1000)
+        XCTAssertEqual(machine.readyCount, 1)
+    }
+
     func testFailedProbeLetsTheNextProbeStartButStaysCold() throws {
         for job in try jobs(2) { machine.enqueue(job) }
         XCTAssertEqual(startAll(), [1])
