@@ -96,7 +96,7 @@ final class APNsConnectionDriver: CurlMultiDriver {
     func performed(_ error: CurlError?, multi: CurlMulti) {
         if let error { logger.error("curl_multi_perform failed", ["error": error.description]) }
         turnNow = MonotonicClock.now()
-        run(machine.settleAnsweredEarly(now: turnNow))
+        while let (job, response) = machine.nextAnsweredEarly(now: turnNow) { finish(job, .response(response)) }
     }
 
     func ended(_ easy: UnsafeMutableRawPointer, code: CURLcode, multi: CurlMulti) {
@@ -166,9 +166,7 @@ final class APNsConnectionDriver: CurlMultiDriver {
         for action in actions {
             switch action {
             case .finish(let job, let result):
-                // The slot is freed before the callback runs, so whoever sees the result also sees consistent stats.
-                if let next = report(.finished(result)) { machine.enqueue(next) }
-                job.onResult(result)
+                finish(job, result)
             case .countRetry:
                 _ = report(.retried)
             case .countTokenUpdateRejected:
@@ -216,6 +214,13 @@ final class APNsConnectionDriver: CurlMultiDriver {
                     ["connection": String(index), "attempts": String(attempts), "state": diagnosis.description])
             }
         }
+    }
+
+    /// Reports the job's final result: its window slot is free.
+    private func finish(_ job: APNsJob, _ result: APNsResult) {
+        // The slot is freed before the callback runs, so whoever sees the result also sees consistent stats.
+        if let next = report(.finished(result)) { machine.enqueue(next) }
+        job.onResult(result)
     }
 
     private func start(_ job: APNsJob, multi: CurlMulti) {
