@@ -12,6 +12,8 @@ package struct APNsClientStats: Sendable, Equatable {
     package var connections = 0
     /// TCP/TLS connections opened so far (reconnects after GOAWAY or idle included).
     package var connectionsOpened = 0
+    /// Curl easy handles made so far; each connection keeps at most its stream window of them for reuse.
+    package var transfersCreated = 0
     /// Provider tokens minted for the keys of the client's pools, once per key (by whichever pool or client sharing
     /// the key's `ProviderTokenManager` minted them).
     package var tokenRefreshes = 0
@@ -42,6 +44,7 @@ package struct APNsClientStats: Sendable, Equatable {
         pools += other.pools
         connections += other.connections
         connectionsOpened += other.connectionsOpened
+        transfersCreated += other.transfersCreated
         tokenRefreshes += other.tokenRefreshes
         tokensAdopted += other.tokensAdopted
         tokenUpdateRejections += other.tokenUpdateRejections

@@ -33,6 +33,8 @@ final class APNsConnection: Sendable {
         let attached = Atomic<Int>(0)
         /// TCP/TLS connections curl opened for this slot.
         let opened = Atomic<Int>(0)
+        /// Easy handles (`APNsTransfer`s) made for this slot so far: at most its stream window.
+        let created = Atomic<Int>(0)
     }
 
     let index: Int

@@ -28,6 +28,11 @@ final class APNsConnectionDriver: CurlMultiDriver {
     /// Every transfer of the slot; attached ones are in flight, the others wait in `idle` for reuse.
     private var transfers: [APNsTransfer] = []
     private var idle: [APNsTransfer] = []
+    /// The most transfers the slot makes: its stream window. A job is final when its `200` header block is
+    /// complete, and curl often ends that transfer one `curl_multi_perform` later, so the freed slot's next job can
+    /// be ready while every transfer is still attached; it then waits for one to end (as curl would keep a
+    /// transfer over the stream limit pending) instead of making another handle.
+    private let maxTransfers: Int
     /// The header list the transfers share while their headers are the same (`APNsTransfer.SharedHeaders`).
     private let sharedHeaders = APNsTransfer.SharedHeaders()
     /// The monotonic clock read at the start of this turn's `prepare` and again after `curl_multi_perform`.
@@ -49,6 +54,7 @@ final class APNsConnectionDriver: CurlMultiDriver {
         self.logger = logger
         self.gauges = gauges
         self.report = report
+        maxTransfers = max(1, configuration.streamsPerConnection)
         machine = APNsConnectionStateMachine(
             retryPolicy: configuration.retryPolicy,
             coldAfterIdleNanos: UInt64(max(0, min(configuration.maxIdleSeconds, 60))) * 1_000_000_000,
@@ -84,15 +90,13 @@ final class APNsConnectionDriver: CurlMultiDriver {
         // machine's times are for timeouts and retry delays of seconds).
         turnNow = MonotonicClock.now()
         run(machine.tick(now: turnNow))
-        // A cold connection takes one probe at a time (see `APNsStreamLedger.warm`). A failed start may hand the
-        // freed slot to a waiting job, which `nextToStart` then sees too.
-        while let job = machine.nextToStart() { start(job, multi: multi) }
+        startReady(multi: multi)
     }
 
     func performed(_ error: CurlError?, multi: CurlMulti) {
         if let error { logger.error("curl_multi_perform failed", ["error": error.description]) }
         turnNow = MonotonicClock.now()
-        run(machine.settleAnsweredEarly(now: turnNow))
+        while let (job, response) = machine.nextAnsweredEarly(now: turnNow) { finish(job, .response(response)) }
     }
 
     func ended(_ easy: UnsafeMutableRawPointer, code: CURLcode, multi: CurlMulti) {
@@ -116,10 +120,13 @@ final class APNsConnectionDriver: CurlMultiDriver {
         }
         idle.append(transfer)
         run(machine.ended(stream: transfer.id, ending, now: turnNow))
+        // The jobs this turn's answers made ready (or that waited for a transfer) go out on this one now, before
+        // the next turn's `prepare` would start them on new handles while curl still holds this turn's ended ones.
+        startReady(multi: multi)
     }
 
     func pollTimeout() -> Int32 {
-        machine.pollTimeout(now: MonotonicClock.now())
+        machine.pollTimeout(now: MonotonicClock.now(), transferFree: hasFreeTransfer)
     }
 
     func abort(unstarted: [APNsJob], multi: CurlMulti) -> [APNsRequest] {
@@ -143,15 +150,23 @@ final class APNsConnectionDriver: CurlMultiDriver {
         return jobs.map(\.request)
     }
 
+    /// Whether a job could start now: an idle transfer to reuse, or room below `maxTransfers` for a new one.
+    private var hasFreeTransfer: Bool { !idle.isEmpty || transfers.count < maxTransfers }
+
+    /// Starts ready jobs while a transfer is free. A cold connection takes one probe at a time (see
+    /// `APNsStreamLedger.warm`). A failed start may hand the freed slot to a waiting job, which `nextToStart` then
+    /// sees too.
+    private func startReady(multi: CurlMulti) {
+        while hasFreeTransfer, let job = machine.nextToStart() { start(job, multi: multi) }
+    }
+
     // MARK: - Actions
 
     private func run(_ actions: [APNsConnectionStateMachine.Action]) {
         for action in actions {
             switch action {
             case .finish(let job, let result):
-                // The slot is freed before the callback runs, so whoever sees the result also sees consistent stats.
-                if let next = report(.finished(result)) { machine.enqueue(next) }
-                job.onResult(result)
+                finish(job, result)
             case .countRetry:
                 _ = report(.retried)
             case .countTokenUpdateRejected:
@@ -201,6 +216,13 @@ final class APNsConnectionDriver: CurlMultiDriver {
         }
     }
 
+    /// Reports the job's final result: its window slot is free.
+    private func finish(_ job: APNsJob, _ result: APNsResult) {
+        // The slot is freed before the callback runs, so whoever sees the result also sees consistent stats.
+        if let next = report(.finished(result)) { machine.enqueue(next) }
+        job.onResult(result)
+    }
+
     private func start(_ job: APNsJob, multi: CurlMulti) {
         var jwt: String?
         if let override = job.overrideToken {
@@ -245,6 +267,7 @@ final class APNsConnectionDriver: CurlMultiDriver {
                     apnsUniqueID: transfer.apnsUniqueID)
             }
             transfers.append(transfer)
+            gauges.created.add(1, ordering: .relaxed)
         }
         do {
             try transfer.load(job.prepared, jwt: jwt)

@@ -221,6 +221,7 @@ final class APNsPool: Sendable {
         for connection in connections {
             stats.streamsInFlight += connection.gauges.attached.load(ordering: .relaxed)
             stats.connectionsOpened += connection.gauges.opened.load(ordering: .relaxed)
+            stats.transfersCreated += connection.gauges.created.load(ordering: .relaxed)
         }
         return stats
     }

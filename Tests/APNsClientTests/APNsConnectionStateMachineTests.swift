@@ -50,7 +50,11 @@ final class APNsConnectionStateMachineTests: XCTestCase {
     /// The stream's `200` header block arrives during a perform; returns what settling it after the perform does.
     private func answerOK(_ stream: Int, now: UInt64 = 0) -> [Machine.Action] {
         machine.headersComplete(stream: stream, status: 200, apnsID: "id-\(stream)", apnsUniqueID: nil)
-        return machine.settleAnsweredEarly(now: now)
+        var actions: [Machine.Action] = []
+        while let (job, response) = machine.nextAnsweredEarly(now: now) {
+            actions.append(.finish(job, .response(response)))
+        }
+        return actions
     }
 
     private func fail(
@@ -97,6 +101,33 @@ final class APNsConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(done.first?.result.response?.apnsID, "id-1")
         XCTAssertEqual(machine.pollTimeout(now: 0), 0, "the answer opens the gate")
         XCTAssertEqual(startAll(), [2, 3])
+    }
+
+    func testAnswersOfOnePerformAreSettledInTheOrderTheyArrived() throws {
+        try warmUp()
+        for job in try jobs(3) { machine.enqueue(job) }
+        let started = startAll()
+        for stream in [started[2], started[0], started[1]] {
+            machine.headersComplete(stream: stream, status: 200, apnsID: "id-\(stream)", apnsUniqueID: nil)
+        }
+        var settled: [String?] = []
+        while let (job, response) = machine.nextAnsweredEarly(now: 0) {
+            XCTAssertTrue(job === streams[Int(response.apnsID!.dropFirst(3))!])
+            XCTAssertEqual(response.attempts, 1)
+            settled.append(response.apnsID)
+        }
+        XCTAssertEqual(settled, [started[2], started[0], started[1]].map { "id-\($0)" })
+        XCTAssertTrue(machine.ended(stream: started[0], Machine.Ending(status: 200), now: 0).isEmpty, "settled")
+    }
+
+    func testAJobWaitingForATransferLetsTheLoopWaitForTheNetwork() throws {
+        try warmUp()
+        machine.enqueue(try job(String(repeating: "e", count: 64)))
+        XCTAssertEqual(machine.pollTimeout(now: 0), 0, "a transfer is free: start it now")
+        // Every transfer is attached (the driver's window of handles): the one that ends wakes the poll, so the
+        // loop must not spin meanwhile.
+        XCTAssertEqual(machine.pollTimeout(now: 0, transferFree: false), 1000)
+        XCTAssertEqual(machine.readyCount, 1)
     }
 
     func testFailedProbeLetsTheNextProbeStartButStaysCold() throws {
@@ -173,7 +204,7 @@ final class APNsConnectionStateMachineTests: XCTestCase {
         machine.enqueue(try job(String(repeating: "b", count: 64)))
         let stream = startAll()[0]
         machine.headersComplete(stream: stream, status: 410, apnsID: nil, apnsUniqueID: nil)
-        XCTAssertTrue(machine.settleAnsweredEarly(now: 0).isEmpty, "an error's reason is in the body, still to come")
+        XCTAssertNil(machine.nextAnsweredEarly(now: 0), "an error's reason is in the body, still to come")
         let done = finished(answer(stream, status: 410, reason: .unregistered))
         XCTAssertEqual(done.first?.result.response?.status, 410)
         XCTAssertEqual(done.first?.result.response?.reason, .unregistered)
