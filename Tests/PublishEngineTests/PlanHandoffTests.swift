@@ -85,26 +85,20 @@ final class PlanHandoffTests: XCTestCase {
         XCTAssertNil(handoff.take(for: job("p3", payload: payload)))
     }
 
-    func testDropsAPlanKeptLongerThanItsMaximumAgeEvenWhenNotFull() throws {
+    /// A plan older than the maximum age is dropped at the next keep, whether the hand-off is full (capacity 1: the
+    /// second plan takes its place) or has room.
+    func testDropsAPlanKeptLongerThanItsMaximumAgeAtTheNextKeep() throws {
         let plan = try plan("hi")
         let payload = plan.encoded()
-        let handoff = PlanHandoff(capacity: 10, maxAge: .zero)
-        handoff.keep(plan, of: job("p0", payload: payload))
-        Thread.sleep(forTimeInterval: 0.001)
-        handoff.keep(plan, of: job("p1", payload: payload))
-        XCTAssertNil(handoff.take(for: job("p0", payload: payload)), "older than the maximum age of zero")
-        XCTAssertEqual(handoff.take(for: job("p1", payload: payload)), plan)
-    }
-
-    func testMakesRoomByDroppingPlansKeptLongerThanItsMaximumAge() throws {
-        let plan = try plan("hi")
-        let payload = plan.encoded()
-        let handoff = PlanHandoff(capacity: 1, maxAge: .zero)
-        handoff.keep(plan, of: job("p0", payload: payload))
-        // A moment later the first plan is older than the maximum age of zero: the second takes its place.
-        Thread.sleep(forTimeInterval: 0.001)
-        handoff.keep(plan, of: job("p1", payload: payload))
-        XCTAssertEqual(handoff.count, 1)
-        XCTAssertEqual(handoff.take(for: job("p1", payload: payload)), plan)
+        for capacity in [1, 10] {
+            let handoff = PlanHandoff(capacity: capacity, maxAge: .zero)
+            handoff.keep(plan, of: job("p0", payload: payload))
+            // A moment later the first plan is older than the maximum age of zero.
+            Thread.sleep(forTimeInterval: 0.001)
+            handoff.keep(plan, of: job("p1", payload: payload))
+            XCTAssertEqual(handoff.count, 1, "capacity \(capacity)")
+            XCTAssertNil(handoff.take(for: job("p0", payload: payload)), "capacity \(capacity)")
+            XCTAssertEqual(handoff.take(for: job("p1", payload: payload)), plan, "capacity \(capacity)")
+        }
     }
 }

@@ -85,12 +85,18 @@ final class MigrationTests: StoreTestCase {
 
     /// Step 19 indexes the open jobs by instance for the ranked claim: jobs queued before it are found by it.
     func testOpenJobsByInstanceMigrationIndexesTheJobsQueuedBefore() async throws {
-        let old = try await openBefore(Schema.openJobsByInstance)
+        try await assertJobsQueuedBeforeAreClaimedInRankAfter(Schema.openJobsByInstance)
+    }
+
+    /// Jobs queued on a database migrated up to just before `migration` are claimed after it, in the ranked claim's
+    /// order.
+    private func assertJobsQueuedBeforeAreClaimedInRankAfter(_ migration: String, line: UInt = #line) async throws {
+        let old = try await openBefore(migration, line: line)
         try await RankedClaimJobs.enqueue(on: old, createdAt: Date(millisecondsSince1970: 1_000))
         try await old.close()
         let store = try await openStore()
         let claimed = try await RankedClaimJobs.claimTwice(from: store, now: Date(millisecondsSince1970: 2_000))
-        XCTAssertEqual(claimed, ["p3", "p1"])
+        XCTAssertEqual(claimed, ["p3", "p1"], line: line)
         try await store.close()
     }
 
@@ -98,13 +104,7 @@ final class MigrationTests: StoreTestCase {
     /// the stored schema, jobs queued before the step are claimed after it, and each constraint still takes the
     /// values of its list and refuses any other.
     func testListChecksMigrationKeepsTheJobsAndTheConstraints() async throws {
-        let old = try await openBefore(Schema.checksWithoutListTables)
-        try await RankedClaimJobs.enqueue(on: old, createdAt: Date(millisecondsSince1970: 1_000))
-        try await old.close()
-        let store = try await openStore()
-        let claimed = try await RankedClaimJobs.claimTwice(from: store, now: Date(millisecondsSince1970: 2_000))
-        XCTAssertEqual(claimed, ["p3", "p1"])
-        try await store.close()
+        try await assertJobsQueuedBeforeAreClaimedInRankAfter(Schema.checksWithoutListTables)
         let connection = try SQLiteConnection(path: databasePath)
         defer { try? connection.close() }
         let list = try NSRegularExpression(pattern: #"CHECK \(\w+ IN \('[^']*'(, '[^']*'){2,}\)\)"#)
