@@ -152,9 +152,7 @@ struct JSONParser {
         while end < bytes.count {
             let byte = bytes[end]
             if byte == UInt8(ascii: "\"") {
-                guard let text = String(validating: bytes[index..<end], as: UTF8.self) else {
-                    throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
-                }
+                let text = try Self.text(bytes[index..<end], start: start)
                 index = end + 1
                 return text
             }
@@ -168,10 +166,7 @@ struct JSONParser {
             index += 1
             switch byte {
             case UInt8(ascii: "\""):
-                guard let text = String(validating: utf8, as: UTF8.self) else {
-                    throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
-                }
-                return text
+                return try Self.text(utf8, start: start)
             case UInt8(ascii: "\\"):
                 try parseEscape(into: &utf8)
             case 0x00..<0x20:
@@ -181,6 +176,15 @@ struct JSONParser {
                 utf8.append(byte)
             }
         }
+    }
+
+    /// The string whose UTF-8 is `utf8` (escapes already decoded), for the string starting at offset `start`.
+    /// - Throws: `JSONParseError` at `start` when the bytes are not valid UTF-8.
+    private static func text(_ utf8: some Collection<UInt8>, start: Int) throws(JSONParseError) -> String {
+        guard let text = String(validating: utf8, as: UTF8.self) else {
+            throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
+        }
+        return text
     }
 
     private mutating func parseEscape(into utf8: inout [UInt8]) throws(JSONParseError) {

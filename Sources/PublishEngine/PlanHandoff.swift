@@ -46,7 +46,7 @@ package final class PlanHandoff: Sendable {
     /// - Parameters:
     ///   - capacity: the most plans kept at once (a backlog deeper than this parses the rest).
     ///   - maxBytes: the most bytes of stored plans kept at once.
-    ///   - maxAge: how long a plan nobody took may hold its place once the hand-off is full.
+    ///   - maxAge: how long a plan nobody took is kept (dropped by the first `keep` after that).
     package init(capacity: Int = 1024, maxBytes: Int = 8 << 20, maxAge: Duration = .seconds(60)) {
         self.capacity = capacity
         self.maxBytes = maxBytes

@@ -511,7 +511,10 @@ package final class PublishRun: Sendable {
     }
 
     /// A drained batch is about to be written (`triedCheckpoint`).
-    func writingCheckpoint() { state.update { $0.triedCheckpoint = true } }
+    func writingCheckpoint() {
+        // Read by no wait.
+        state.update(waking: []) { $0.triedCheckpoint = true }
+    }
 
     /// Whether this run has tried to write a checkpoint.
     var triedCheckpoint: Bool { state.read { $0.triedCheckpoint } }

@@ -288,7 +288,7 @@ class Server:
         self.config_path.write_text(json.dumps(config))
         self.log_path = directory / "server.log"
         self.proc = None
-        # The exit statuses of this server's processes that died of a crash signal (`Environment.close` fails on any).
+        # This server's processes that died of a crash signal (`Environment.close` fails on any).
         self.crashes = []
         self.start()
 
@@ -352,9 +352,9 @@ class Server:
         return self.proc.returncode
 
     def _note_exit(self):
-        """Records the current process's exit status if it died of a crash signal (once per process)."""
-        if self.proc is not None and crashed(self.proc.poll()) and self.proc not in (p for p, _ in self.crashes):
-            self.crashes.append((self.proc, self.proc.returncode))
+        """Records the current process if it died of a crash signal (once)."""
+        if self.proc is not None and crashed(self.proc.poll()) and self.proc not in self.crashes:
+            self.crashes.append(self.proc)
 
     def log_tail(self, chars=8000):
         """The end of the server's log, for an assertion's message (a crash's backtrace ends up there)."""
@@ -402,9 +402,9 @@ class Environment:
                 process.stop()
             except Exception:  # noqa: BLE001  (clean-up must reach every process)
                 process.proc.kill()
-        crashes = [(server, code) for server in self.processes if isinstance(server, Server)
-                   for _, code in server.crashes]
+        crashes = [(server, proc) for server in self.processes if isinstance(server, Server)
+                   for proc in server.crashes]
         if crashes:
-            server, code = crashes[0]
-            raise AssertionError(f"push-server ({server.log_path}) died of {signal.Signals(-code).name}"
+            server, proc = crashes[0]
+            raise AssertionError(f"push-server ({server.log_path}) died of {signal.Signals(-proc.returncode).name}"
                                  f" ({len(crashes)} crash(es) in all):\n{server.log_tail()}")
