@@ -52,11 +52,13 @@ final class PublishSlots: Sendable {
 
     private func report() {
         guard let metrics else { return }
-        let now = counts
         // Only the gauges whose count changed: a run's start and end report several times each (grant, release,
         // admission), mostly with one count changed, and a gauge update costs ~4,000 instructions (its series key
         // built, two locks; docs/BENCHMARKS.md "Intake's store calls per job").
         reported.withLock { last in
+            // Read under `reported`: counts read before it could reach the gauges after a later report's, and the
+            // gauges would keep a stale count once the slots are quiet (`state` is never held while taking this).
+            let now = counts
             if last?.holding != now.holding { metrics.set(.publishSlotsBusy, to: Double(now.holding)) }
             if last?.waiting != now.waiting { metrics.set(.publishJobsWaiting, to: Double(now.waiting)) }
             if last?.parked != now.parked { metrics.set(.publishJobsParked, to: Double(now.parked)) }
