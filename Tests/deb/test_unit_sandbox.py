@@ -27,6 +27,7 @@ import requests
 from conftest import free_port, start_on_free_ports
 
 UNIT = "lib/systemd/system/push-server.service"
+BACKTRACER = "usr/libexec/push-server/swift-backtrace"  # the unit's SWIFT_BACKTRACE names it
 CONFIG = "usr/share/push-server/config.json"  # the sample postinst installs as /etc/push-server/config.json
 RUNNER = Path(__file__).with_name("unit_sandbox.py")
 SIGSYS = signal.SIGSYS
@@ -53,10 +54,13 @@ class Sandbox:
         self.root = Path(tempfile.mkdtemp(prefix="push-server-unit-"))
         self.root.chmod(0o755)  # pytest's own temporary directories are 0700: the service user could not enter
         self.binary = self.root / "push-server"
-        try:
-            os.link(unpacked / "usr/bin/push-server", self.binary)
-        except OSError:
-            shutil.copy2(unpacked / "usr/bin/push-server", self.binary)
+        self.backtracer = self.root / "swift-backtrace"
+        for packaged, copy in ((unpacked / "usr/bin/push-server", self.binary),
+                               (unpacked / BACKTRACER, self.backtracer)):
+            try:
+                os.link(packaged, copy)
+            except OSError:
+                shutil.copy2(packaged, copy)
         self.unit = unpacked / UNIT
         self.credentials = credentials
         self.state = self.root / "state"
@@ -70,7 +74,8 @@ class Sandbox:
         self.runs += 1
         runtime = self.root / f"run-{self.runs}"
         args = [sys.executable, RUNNER, self.unit, "--command", setting, "--user", "nobody", "--group", "nogroup",
-                "--map", f"/usr/bin/push-server={self.binary}", "--map", f"/etc/push-server/config.json={self.config}",
+                "--map", f"/usr/bin/push-server={self.binary}", "--map", f"/{BACKTRACER}={self.backtracer}",
+                "--map", f"/etc/push-server/config.json={self.config}",
                 "--map", f"/var/lib/push-server={self.state}", "--credentials-from", self.credentials,
                 "--runtime-directory", runtime]
         if drop_in:
@@ -136,7 +141,9 @@ def check_config(box: Sandbox, drop_in: str):
     assert not (box.state / "push.sqlite").exists()
 
 
-def serve(box: Sandbox, drop_in: str, build_info: dict):
+def start_serving(box: Sandbox, drop_in: str):
+    """ExecStart (serve) in the unit's sandbox, on free ports, once it sent READY=1: (process, config, notify
+    socket, log path, the notifications so far)."""
     config = json.loads(box.config.read_text())
     notify = box.notify_socket()
     log = box.root / "serve.log"
@@ -161,6 +168,11 @@ def serve(box: Sandbox, drop_in: str, build_info: dict):
 
     ops_port = int(config["ops"]["listen"].rpartition(":")[2])
     proc, _ = start_on_free_ports(start, log, [config["listen"]["port"], ops_port])
+    return proc, config, notify, log, messages
+
+
+def serve(box: Sandbox, drop_in: str, build_info: dict):
+    proc, config, notify, log, messages = start_serving(box, drop_in)
     try:
         # NotifyAccess=main: READY=1 must come from the main process itself (the runner execs into it).
         assert [pid for text, pid in messages if "READY=1" in text] == [proc.pid]
@@ -194,6 +206,32 @@ def serve(box: Sandbox, drop_in: str, build_info: dict):
 def test_unit_commands_run_under_the_units_sandbox(sandbox, build_info, drop_in):
     check_config(sandbox, drop_in)
     serve(sandbox, drop_in, build_info)
+
+
+def test_a_crash_under_the_units_sandbox_writes_every_threads_stack_to_the_log(sandbox):
+    # The unit turns the Swift runtime's backtracer on and names the one the package ships; the runtime starts it
+    # from inside the sandbox (no new privileges, the seccomp filters, the service user), and it reads the crashed
+    # process through the memory server the runtime starts in it (no ptrace). A fault's SIGSEGV comes back when the
+    # handler returns and ends the process; one sent with kill(2) does not, so the process lives on after its
+    # backtrace and is killed here.
+    proc, _, notify, log, _ = start_serving(sandbox, AS_SHIPPED)
+    try:
+        proc.send_signal(signal.SIGSEGV)
+        deadline = time.monotonic() + 60
+        while "Backtrace took" not in log.read_text(errors="replace"):
+            assert proc.poll() is None or "Backtrace took" in log.read_text(errors="replace"), (
+                f"serve: {outcome(proc.returncode)} without a backtrace\n{log.read_text(errors='replace')[-3000:]}")
+            assert time.monotonic() < deadline, f"no backtrace within 60 s\n{log.read_text(errors='replace')[-3000:]}"
+            time.sleep(0.2)
+        text = log.read_text(errors="replace")
+        assert "*** Program crashed" in text and "crashed:" in text, text[-3000:]
+        assert "store-writer" in text and "http-loop-" in text, text[-3000:]  # every thread, by its name
+        assert "push-server" in text, text[-3000:]  # frames symbolicated in the stripped binary's own code
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        notify.close()
 
 
 def test_the_0_1_0_filter_kills_check_config_with_sigsys(sandbox):

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Runs one command of a systemd service unit the way systemd 252 would start it, without systemd: the unit's
-user and group, umask, credentials, state directory, working directory and environment, its LimitNICE=, its
-capability bounding set and no-new-privileges, and every seccomp filter the unit asks for (SystemCallFilter= with
-SystemCallErrorNumber=, SystemCallArchitectures=, RestrictAddressFamilies=, MemoryDenyWriteExecute=,
+user and group, umask, credentials, state directory, working directory and environment (Environment=), its
+LimitNICE=, its capability bounding set and no-new-privileges, and every seccomp filter the unit asks for
+(SystemCallFilter= with SystemCallErrorNumber=, SystemCallArchitectures=, RestrictAddressFamilies=, MemoryDenyWriteExecute=,
 RestrictNamespaces=, LockPersonality=), loaded through Debian's libseccomp. Then it execs the command, so the
 caller's child *is* the service process (its signals, exit status and READY=1 are the service's).
 
@@ -290,6 +290,27 @@ def mapped(path, maps):
     return path
 
 
+def environment(settings, maps):
+    """Environment= as systemd reads it: space-separated KEY=VALUE words (quotes group a word), later assignments
+    win, an empty assignment resets the list. A path the unit names inside a value is mapped like the command's
+    words (`--map`), wherever it stands in the value (`…,swift-backtrace=/usr/libexec/…`)."""
+    pairs = {}
+    for value in settings.get("Environment", []):
+        if not value:
+            pairs = {}
+            continue
+        if "%" in value or "$" in value:
+            raise ValueError(f"Environment={value}: specifiers and variables are not supported here")
+        for word in shlex.split(value):
+            key, separator, setting = word.partition("=")
+            if not separator or not key:
+                raise ValueError(f"Environment={value}: {word!r} is not KEY=VALUE")
+            for source, target in maps:
+                setting = setting.replace(source, target)
+            pairs[key] = setting
+    return pairs
+
+
 def command_line(settings, key, maps):
     values = []
     for value in settings.get(key, []):
@@ -327,6 +348,7 @@ def main(argv):
     env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8",
            "USER": user.pw_name, "LOGNAME": user.pw_name, "HOME": user.pw_dir, "SHELL": user.pw_shell,
            "INVOCATION_ID": os.urandom(16).hex(), "SYSTEMD_EXEC_PID": str(os.getpid())}
+    env.update(environment(settings, maps))
 
     # LoadCredential=ID:PATH: copied into a directory only the service user can read (systemd: a ramfs at
     # /run/credentials/UNIT, 0500, files 0400). A missing source fails the start (status 243/CREDENTIALS).

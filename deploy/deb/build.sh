@@ -32,10 +32,25 @@ install -d -m 0755 "$pkg/DEBIAN" "$pkg/usr/bin" "$pkg/lib/systemd/system" "$pkg/
 # The database directory: closed from the first moment; postinst hands it to the push-server user.
 install -d -m 0700 "$pkg/var/lib/push-server"
 
-# Stripped as dh_strip does (the Swift reflection sections are allocated and stay).
+# Stripped of its debug information (the Swift reflection sections are allocated and stay) but not of its symbol
+# table, unlike dh_strip: the crash backtracer below reads the names there, so a crash in the journal names the
+# function of every frame rather than an address only an unstripped copy of this very build could explain. (The
+# names alone as MiniDebugInfo, a 1 MB `.gnu_debugdata` section instead of the 16 MB table, made this toolchain's
+# backtracer stop with a fatal error in its own reader.)
 install -m 0755 "$binary" "$pkg/usr/bin/push-server"
-strip --remove-section=.comment --remove-section=.note --strip-unneeded "$pkg/usr/bin/push-server"
+strip --remove-section=.comment --remove-section=.note --strip-debug "$pkg/usr/bin/push-server"
 install -m 0644 "$repo/deploy/push-server.service" "$pkg/lib/systemd/system/push-server.service"
+# The Swift runtime's crash backtracer, from the toolchain that built the binary: on a crash the runtime starts it
+# (the unit's SWIFT_BACKTRACE names it) and it writes every thread's stack, by thread name, to the journal. The
+# static one serves a binary with the Swift runtime linked in; it reads the crashed process's memory through a
+# memory server the runtime starts in it, not ptrace, so the unit's sandbox allows it
+# (Tests/deb/test_unit_sandbox.py).
+toolchain=$(dirname "$(realpath "$(command -v "${SWIFT:-swift}")")")/..
+backtracer=${SWIFT_BACKTRACER:-$toolchain/libexec/swift/linux/swift-backtrace-static}
+[ -x "$backtracer" ] || { echo "build.sh: no backtracer at $backtracer (set SWIFT_BACKTRACER)" >&2; exit 1; }
+install -d -m 0755 "$pkg/usr/libexec/push-server"
+install -m 0755 "$backtracer" "$pkg/usr/libexec/push-server/swift-backtrace"
+strip --remove-section=.comment --remove-section=.note --strip-unneeded "$pkg/usr/libexec/push-server/swift-backtrace"
 install -m 0644 "$here/push-server.sysusers" "$pkg/usr/lib/sysusers.d/push-server.conf"
 # The production sample is not a conffile: dpkg would ask about it on every upgrade that changes it, and an
 # unattended `apt-get install -y` stops at that question. It ships under /usr/share (not /usr/share/doc, which
@@ -80,7 +95,8 @@ for script in postinst prerm postrm; do install -m 0755 "$here/$script" "$pkg/DE
 
 # Depends from the libraries the binary links (dpkg-shlibdeps wants a debian/control beside it, even an empty one).
 mkdir -p "$work/debian" && : > "$work/debian/control"
-shlibs=$(cd "$work" && dpkg-shlibdeps -O "-e$pkg/usr/bin/push-server" | sed -n 's/^shlibs:Depends=//p')
+shlibs=$(cd "$work" && dpkg-shlibdeps -O "-e$pkg/usr/bin/push-server" "-e$pkg/usr/libexec/push-server/swift-backtrace" |
+    sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || { echo "build.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 # Installed-Size as dpkg-gencontrol counts it: KiB per file rounded up, 1 per directory.
 installed_size=$(cd "$pkg" && find . -path ./DEBIAN -prune -o ! -name . -printf '%y %s\n' |
