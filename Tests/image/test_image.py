@@ -261,6 +261,48 @@ def test_a_device_registers_and_lands_in_the_data_volume(container):
     assert oct(database.stat().st_mode & 0o777) == "0o600"
 
 
+def test_a_crash_in_the_container_writes_every_threads_stack_to_its_log(bundle, tmp_path):
+    """The image's SWIFT_BACKTRACE names the backtracer it ships: a crash of the server, PID 1 as the image's user,
+    writes every thread's stack, by thread name and function, to the container's log. A fault's SIGSEGV comes back
+    when the handler returns and ends the process; one sent with kill(2) does not, so the server lives on after its
+    backtrace and is stopped here."""
+    spec = json.loads((bundle / "config.json").read_text())
+    backtrace = [value for value in spec["process"]["env"] if value.startswith("SWIFT_BACKTRACE=")]
+    assert backtrace == ["SWIFT_BACKTRACE=enable=yes,interactive=no,color=no,"
+                         "swift-backtrace=/usr/libexec/push-server/swift-backtrace"], spec["process"]["env"]
+    config, data, secrets = tmp_path / "config", tmp_path / "data", tmp_path / "secrets"
+    for path in (config, data, secrets):
+        path.mkdir()
+    os.chown(data, UID, UID)
+    (secrets / "instance-secret").write_text(SECRET + "\n")
+    os.chown(secrets / "instance-secret", UID, UID)
+    sample = json.loads((bundle / "rootfs/etc/push-server/config.json").read_text())
+    del sample["instances"][0]["apns"]  # as the container fixture: no APNs key needed here
+
+    def start(port, ops_port):
+        sample["listen"] = {"host": "127.0.0.1", "port": port}
+        sample["ops"] = {"listen": f"127.0.0.1:{ops_port}"}
+        (config / "config.json").write_text(json.dumps(sample))
+        box = Container(bundle, {"/etc/push-server": config, "/var/lib/push-server": data, "/run/secrets": secrets},
+                        tmp_path)
+        wait_healthy(box, f"http://127.0.0.1:{port}")
+        return box
+
+    box, _ = start_on_free_ports(start, tmp_path / "container.log", [free_port(), free_port()])
+    try:
+        os.kill(box.server_pid(), signal.SIGSEGV)
+        deadline = time.time() + 60
+        while "Backtrace took" not in box.log.read_text(errors="replace"):
+            assert time.time() < deadline, f"no backtrace within 60 s: {box.log.read_text(errors='replace')[-3000:]}"
+            time.sleep(0.2)
+        text = box.log.read_text(errors="replace")
+        assert "*** Program crashed" in text and "crashed:" in text, text[-3000:]
+        assert "store-writer" in text and "http-loop-" in text, text[-3000:]  # every thread, by its name
+        assert "NamedThread.start" in text, text[-3000:]  # function names from the kept symbol table
+    finally:
+        box.stop()
+
+
 def test_the_compose_files_node_config_passes_check_config_in_the_image(bundle, tmp_path):
     """ops/compose.yaml's node config, with its environment and an APNs key owned by the image's user, is what the
     image's binary accepts (`check-config` in the container, the volumes mounted as compose mounts them)."""

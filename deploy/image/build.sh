@@ -31,10 +31,19 @@ trap 'rm -rf "$work"' EXIT
 
 # The packages: what the binary links (dpkg-shlibdeps, first of each alternative, versions dropped), the CA bundle
 # libcurl verifies APNs, FCM and webhooks with, and curl for the health check.
+# The binary keeps its symbol table (its debug information is stripped) and the Swift runtime's crash backtracer goes
+# in beside it, as in the .deb (deploy/deb/build.sh): a crash writes every thread's stack, with function names, to
+# the container's log (SWIFT_BACKTRACE below).
 install -m 0755 "$binary" "$work/push-server"
-strip --remove-section=.comment --remove-section=.note --strip-unneeded "$work/push-server"
+strip --remove-section=.comment --remove-section=.note --strip-debug "$work/push-server"
+toolchain=$(dirname "$(realpath "$(command -v "${SWIFT:-swift}")")")/..
+backtracer=${SWIFT_BACKTRACER:-$toolchain/libexec/swift/linux/swift-backtrace-static}
+[ -x "$backtracer" ] || { echo "build.sh: no backtracer at $backtracer (set SWIFT_BACKTRACER)" >&2; exit 1; }
+install -m 0755 "$backtracer" "$work/swift-backtrace"
+strip --remove-section=.comment --remove-section=.note --strip-unneeded "$work/swift-backtrace"
 mkdir -p "$work/debian" && : > "$work/debian/control"
-shlibs=$(cd "$work" && dpkg-shlibdeps -O "-e$work/push-server" | sed -n 's/^shlibs:Depends=//p')
+shlibs=$(cd "$work" && dpkg-shlibdeps -O "-e$work/push-server" "-e$work/swift-backtrace" |
+    sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || { echo "build.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 packages=$(tr ',' '\n' <<<"$shlibs" | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' | sort -u | paste -sd, -)
 packages="$packages,ca-certificates,curl"
@@ -45,13 +54,14 @@ echo "build.sh: $suite essential with $packages" >&2
 # Documentation, manual pages and translations are not unpacked (copyright files are). The hooks run outside the root
 # with it as $1: the binary and the sample config go in, the user is added (no passwd package: the lines are
 # written), the data directory is made the user's. apt retries a failed download three times.
-export PUSH_IMAGE_BINARY=$work/push-server PUSH_IMAGE_CONFIG=$here/config.json PUSH_IMAGE_UID=$uid
+export PUSH_IMAGE_BINARY=$work/push-server PUSH_IMAGE_BACKTRACER=$work/swift-backtrace PUSH_IMAGE_CONFIG=$here/config.json PUSH_IMAGE_UID=$uid
 SOURCE_DATE_EPOCH=$epoch mmdebstrap --variant=essential --include="$packages" \
     --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr --aptopt='Acquire::Retries "3"' \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/lintian/*' \
     --customize-hook='install -m 0755 "$PUSH_IMAGE_BINARY" "$1/usr/bin/push-server"' \
+    --customize-hook='install -D -m 0755 "$PUSH_IMAGE_BACKTRACER" "$1/usr/libexec/push-server/swift-backtrace"' \
     --customize-hook='install -d -m 0755 "$1/etc/push-server" "$1/usr/share/push-server"' \
     --customize-hook='install -m 0644 "$PUSH_IMAGE_CONFIG" "$1/etc/push-server/config.json"' \
     --customize-hook='install -m 0644 "$PUSH_IMAGE_CONFIG" "$1/usr/share/push-server/config.json"' \
@@ -77,6 +87,7 @@ umoci config --image "$layout:$tag" --created "$created" --history.created "$cre
     --history.created_by "umoci config (deploy/image/build.sh)" --author "push-server maintainers" \
     --config.user "$uid:$uid" --config.workingdir /var/lib/push-server \
     --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    --config.env SWIFT_BACKTRACE=enable=yes,interactive=no,color=no,swift-backtrace=/usr/libexec/push-server/swift-backtrace \
     --config.entrypoint /usr/bin/push-server --config.entrypoint serve \
     --config.entrypoint --config --config.entrypoint /etc/push-server/config.json \
     --config.volume /etc/push-server --config.volume /var/lib/push-server \
