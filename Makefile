@@ -41,7 +41,8 @@ APT_TEST += prometheus
 APT_DEB := dpkg-dev lintian binutils systemd libseccomp2 man-db
 # The OCI image: mmdebstrap makes the Debian root (packages from deb.debian.org), umoci assembles the image.
 APT_IMAGE := mmdebstrap umoci
-APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-server sqlite3 linux-perf golang-go golang-golang-x-net-dev
+APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-server sqlite3 linux-perf golang-go golang-golang-x-net-dev \
+	golang-github-golang-jwt-jwt-dev
 
 .PHONY: all build release release-binary run check check-swift check-rules test test-build test-swift test-e2e test-sdk test-timing \
 	test-support test-sdk-sqlite test-lint \

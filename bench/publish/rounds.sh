@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Several rounds of bench/publish/run.sh at each N, then the medians per sender and sink delay with ratios: push-server,
-# the plain C libcurl loop (6 x 200) and the Go peer (bench/apns/gopeer, gorush-style, 1 x 100 and 6 x 200), each
+# the plain C libcurl loop (6 x 200), the Go peer (bench/apns/gopeer, gorush-style, 1 x 100 and 6 x 200) and apns2
+# itself where its source is at hand (bench/apns/apns2peer, the same two windows; APNS2_SRC=<a clone>), each
 # with its CPU per notification and the sink's reads per request while it sent. One round runs every sender in turn,
 # so on a loaded machine each round's senders see about the same load; the load average is printed per round.
 #
@@ -30,6 +31,7 @@ import os, re, statistics, sys
 root, rounds, sizes = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 senders = [("push-server (6 x 200)", "server"), ("C libcurl loop (6 x 200)", "curl-loop"),
            ("Go peer, gorush default (1 x 100)", "gopeer-1x100"), ("Go peer, same window (6 x 200)", "gopeer-6x200"),
+           ("apns2, gorush default (1 x 100)", "apns2-1x100"), ("apns2, same window (6 x 200)", "apns2-6x200"),
            ("aioapns", "aioapns")]
 def read(path, pattern):
     if not os.path.exists(path): return None
@@ -58,7 +60,8 @@ for n in sizes:
             print(f"  {label}: {name}: {rate:.0f}/s, {cpu:.1f} us{extra}")
         for ours, ours_name in (("server", "push-server"), ("curl-loop", "C libcurl loop")):
             for ref, ref_name in (("curl-loop", "C libcurl loop"), ("gopeer-1x100", "Go peer 1 x 100"),
-                                  ("gopeer-6x200", "Go peer 6 x 200"), ("aioapns", "aioapns")):
+                                  ("gopeer-6x200", "Go peer 6 x 200"), ("apns2-1x100", "apns2 1 x 100"),
+                                  ("apns2-6x200", "apns2 6 x 200"), ("aioapns", "aioapns")):
                 if ours == ref or ours not in figures or ref not in figures: continue
                 (r0, c0), (r1, c1) = figures[ours], figures[ref]
                 print(f"    {ours_name} / {ref_name}: rate {r0 / r1:.2f}x, CPU per notification {c0 / c1:.2f}x")

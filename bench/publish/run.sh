@@ -7,14 +7,18 @@
 # Then the Go peer (bench/apns/gopeer: an APNs sender driven the way gorush drives apns2, on the same x/net HTTP/2
 # transport; a stand-in, not apns2 itself) sends N to N distinct tokens read from a file, at gorush's default window
 # (1 client, 100 pushes in flight) and at the server's (6 clients x 200), with ratios to push-server and the C loop;
-# skipped with a message where Go or Debian's golang-golang-x-net-dev is missing.
+# skipped with a message where Go or Debian's golang-golang-x-net-dev is missing. Then apns2 itself (bench/apns/apns2peer:
+# github.com/sideshow/apns2 v0.25.0 unmodified, driven as gorush drives it) at the same two windows; Debian does not
+# package apns2, so it needs its source (APNS2_SRC=<a clone>, or GitHub reachable) and is skipped with a message
+# otherwise.
 #
 #   bench/publish/run.sh [N]            (default 100000; needs `make deps-bench`)
 #   AIOAPNS=0 bench/publish/run.sh N    skips aioapns (slow: ~0.4 ms of CPU per notification)
 #   SERVER_BIN=path/to/push-server bench/publish/run.sh   measures another build (e.g. an older commit) the same way
 #   SEED_BIN=path/to/SeedDevices …      seeds with that build's SeedDevices (an older server refuses a newer schema;
 #                                       with SEED_CACHE give each build a cache of its own)
-#   GOPEER=0 bench/publish/run.sh N    skips the Go peer
+#   GOPEER=0 bench/publish/run.sh N    skips the Go peer; APNS2=0 skips the apns2 peer
+#   APNS2_SRC=~/src/apns2 bench/publish/run.sh N   builds the apns2 peer from that clone (bench/apns/apns2peer/build.sh)
 #   bench/publish/rounds.sh [rounds] [N...]   runs this several times and prints medians and ratios per sender
 #   SEED_CACHE=/tmp/seed bench/publish/run.sh N   seeds N devices once and copies that database for every case and
 #                                       later run (base and branch alternated start from the same rows, minutes sooner)
@@ -49,8 +53,13 @@ GOPEER_BIN=
 if [[ ${GOPEER:-1} != 0 ]]; then
     GOPEER_BIN=$(bench/apns/gopeer/build.sh 2>"$OUT/gopeer-build.err" | tail -1) || { GOPEER_BIN=; cat "$OUT/gopeer-build.err"; }
     [[ -n $GOPEER_BIN ]] && echo "Go peer: $(go version | cut -d' ' -f3), golang.org/x/net $(dpkg-query -W -f='${Version}' golang-golang-x-net-dev 2>/dev/null)"
-    awk -v n="$N" 'BEGIN { for (i = 0; i < n; i++) printf "%064x\n", i }' > "$OUT/tokens.txt"
 fi
+APNS2_BIN=
+if [[ ${APNS2:-1} != 0 ]]; then
+    APNS2_BIN=$(bench/apns/apns2peer/build.sh 2>"$OUT/apns2-build.err" | tail -1) || { APNS2_BIN=; cat "$OUT/apns2-build.err"; }
+    [[ -n $APNS2_BIN ]] && echo "apns2 peer: apns2 v0.25.0 (its vendored golang.org/x/net), $(go version | cut -d' ' -f3)"
+fi
+[[ -z $GOPEER_BIN$APNS2_BIN ]] || awk -v n="$N" 'BEGIN { for (i = 0; i < n; i++) printf "%064x\n", i }' > "$OUT/tokens.txt"
 SYSCALLS=bench/apns/sink-syscalls.sh
 [[ $(id -u) == 0 ]] && command -v perf >/dev/null || SYSCALLS=true  # the syscall counts need perf and root
 ADDED_PROBES=
@@ -97,17 +106,19 @@ PY
     if [[ ${AIOAPNS:-1} != 0 ]]; then
         $PY bench/apns/aioapns_bench.py --port "$SINK_PORT" --ca "$CA" --n "$N" | tee "$dir/aioapns.txt"
     fi
-    if [[ -n $GOPEER_BIN ]]; then  # gorush's default window (1 x 100), then the server's (6 x 200)
-        local shape peer
+    local name bin shape peer
+    for name in gopeer apns2; do  # gorush's default window (1 x 100), then the server's (6 x 200)
+        bin=$GOPEER_BIN; [[ $name == apns2 ]] && bin=$APNS2_BIN
+        [[ -n $bin ]] || continue
         for shape in 1x100 6x200; do
-            GOPEER_PAUSE_MS=1000 "$GOPEER_BIN" "$url" "$CA" "$N" "${shape%x*}" "${shape#*x}" "$OUT/tokens.txt" \
-                > "$dir/gopeer-$shape.raw" & peer=$!
+            GOPEER_PAUSE_MS=1000 "$bin" "$url" "$CA" "$N" "${shape%x*}" "${shape#*x}" "$OUT/tokens.txt" \
+                > "$dir/$name-$shape.raw" & peer=$!
             $SYSCALLS start "$dir/sink" "$dir/syscalls" "$peer"
             wait $peer || true
-            sed 's/ \[go.*//' "$dir/gopeer-$shape.raw" | tee "$dir/gopeer-$shape.txt"
-            $SYSCALLS stop "$dir/syscalls" "$N" | sed 's/^/  /' | tee "$dir/gopeer-$shape-syscalls.txt"
+            sed 's/ \[go.*//' "$dir/$name-$shape.raw" | tee "$dir/$name-$shape.txt"
+            $SYSCALLS stop "$dir/syscalls" "$N" | sed 's/^/  /' | tee "$dir/$name-$shape-syscalls.txt"
         done
-    fi
+    done
     stop_sink_server "$dir"
     trap - EXIT
     $PY - "$dir" <<'PY'
@@ -129,7 +140,8 @@ def figures(name):
     if not os.path.exists(path) or "notifications/s" not in open(path).read(): return None
     text = open(path).read()
     return float(re.search(r"([0-9.]+) notifications/s", text).group(1)), float(re.search(r"([0-9.]+) us CPU/notification", text).group(1))
-for peer, peer_name in (("Go peer 1 x 100", "gopeer-1x100.txt"), ("Go peer 6 x 200", "gopeer-6x200.txt")):
+for peer, peer_name in (("Go peer 1 x 100", "gopeer-1x100.txt"), ("Go peer 6 x 200", "gopeer-6x200.txt"),
+                        ("apns2 1 x 100", "apns2-1x100.txt"), ("apns2 6 x 200", "apns2-6x200.txt")):
     ref = figures(peer_name)
     for label, name in (("push-server", "server.txt"), ("C libcurl loop", "curl-loop.txt")):
         ours = figures(name)
