@@ -286,12 +286,8 @@ package final class SQLitePushStore: PushStorage, SQLStoreBackend, QuotaUsageRea
             return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 var operation = WriteOperation(
                     run: { connection in
-                        do {
-                            let value = try body(connection)
-                            return (nil, { continuation.resume(returning: value) })
-                        } catch {
-                            return (error, { continuation.resume(throwing: error) })
-                        }
+                        let value = try body(connection)
+                        return { continuation.resume(returning: value) }
                     },
                     fail: { continuation.resume(throwing: $0) })
                 operation.isProbe = isProbe

@@ -46,8 +46,9 @@ package struct StoreWrite: Sendable {
 /// the user bindings' lock, the interest turn, the queue's announcement, a finished job's shards, the events'
 /// delete, the target pages, how a publish's targets are matched); each role method then wraps a shared statement
 /// of this target once for both. What differs in more than a statement (claims, shards, checkpoints and delivery
-/// results, interest sets in steps, the group-commit writers) stays in each backend. `package` access is enough:
-/// it crosses targets inside the package, so the backends' connection types need not be public.
+/// results, interest sets in steps, the group-commit writers' threads and policies around `SQL`'s one loop,
+/// `GroupCommit`) stays in each backend. `package` access is enough: it crosses targets inside the package, so the
+/// backends' connection types need not be public.
 package protocol SQLStoreBackend: Sendable {
     /// The backend's connection, on which the shared statements run.
     associatedtype Connection: SQLConnection

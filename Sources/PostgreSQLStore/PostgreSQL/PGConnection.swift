@@ -80,6 +80,14 @@ package final class PGConnection {
         return PQstatus(handle) == CONNECTION_OK
     }
 
+    /// Whether a transaction is open on the connection, a failed one included (`PQTRANS_INERROR`: it waits for a
+    /// rollback to a savepoint or a ROLLBACK).
+    var inTransaction: Bool {
+        guard let handle else { return false }
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+    }
+
     /// The server's process id for this session (what `pg_terminate_backend` takes).
     var backendPID: Int32 {
         guard let handle else { return 0 }

@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import SQL
 
 /// A connection thread's hold on the database: the current connection (opened on first use, dropped when it
 /// breaks, opened again on the next use) and the transaction runner with its retry rules.
@@ -74,68 +75,62 @@ final class PGSession {
         }
     }
 
-    /// Runs `writes` in one transaction, each in a savepoint of its own, and commits once: a write that fails is
-    /// rolled back to its savepoint without undoing the others. A write that met a serialization failure, a
-    /// deadlock, a busy `NOWAIT` lock (`PGConnection.followsOtherWrites`) or an error its `retryable` accepts runs
-    /// again afterwards in a transaction of its own (with the retries of `transaction`). A connection lost before
-    /// COMMIT replays the whole group on a new connection; any other failure of the group transaction fails every
-    /// write of it. Completions run after COMMIT.
+    /// Runs `writes` in one transaction, each in a savepoint of its own, and commits once (`GroupCommit`, the loop
+    /// SQLite's writer runs too): a write that fails is rolled back to its savepoint without undoing the others. A
+    /// write that met a serialization failure, a deadlock, a busy `NOWAIT` lock (`PGConnection.followsOtherWrites`)
+    /// or an error its `retryable` accepts runs again afterwards in a transaction of its own (with the retries of
+    /// `transaction`). A connection lost before COMMIT replays the whole group on a new connection, as does a
+    /// serialization failure or deadlock of the group transaction itself; any other failure of it fails every write
+    /// of it. Completions run after COMMIT.
     func group(_ writes: [PGGroupedWrite]) {
         var attempt = 0
         while true {
             attempt += 1
-            var committing = false
-            var completions: [@Sendable () -> Void] = []
-            var failed: [(PGGroupedWrite, any Error)] = []
-            var again: [PGGroupedWrite] = []
-            var connection: PGConnection?
+            let result: GroupCommitResult<PGGroupedWrite>
             do {
                 let open = try connected()
-                connection = open
-                try open.execute("BEGIN")
-                for write in writes {
-                    try open.execute("SAVEPOINT w")
-                    // The locks of a write rolled back to its savepoint are released; those of the ones kept are not.
-                    open.followsOtherWrites = !completions.isEmpty
-                    do {
-                        completions.append(try write.run(open))
-                        try open.execute("RELEASE SAVEPOINT w")
-                    } catch {
-                        if let failure = error as? PostgreSQLError, failure.connectionLost { throw failure }
-                        try open.execute("ROLLBACK TO SAVEPOINT w")
-                        try open.execute("RELEASE SAVEPOINT w")
-                        if let failure = error as? PostgreSQLError,
-                            failure.isTransientConflict || failure.isLockNotAvailable || write.retryable(failure)
-                        {
-                            again.append(write)
-                        } else {
-                            failed.append((write, error))
-                        }
-                    }
-                }
-                committing = true
-                try open.execute("COMMIT")
+                result = GroupCommit().run(
+                    writes, in: PGGroupTransaction(connection: open, session: self),
+                    write: { write, followsKeptWrites in
+                        // The locks of a write rolled back to its savepoint are released; those of the ones kept
+                        // are not.
+                        open.followsOtherWrites = followsKeptWrites
+                        return try write.run(open)
+                    },
+                    classify: Self.classify)
             } catch {
-                if let connection, connection.isUsable {
-                    _ = try? connection.execute("ROLLBACK")
-                } else {
-                    drop()
-                }
-                let failure = error as? PostgreSQLError
-                if let failure, attempt < maxAttempts,
-                    (failure.connectionLost && !committing) || failure.isTransientConflict
+                // No connection: nothing was begun.
+                drop()
+                result = .failed(writes: writes, error: error, commitSent: false)
+            }
+            switch result {
+            case .failed(_, let error, let commitSent):
+                if let failure = error as? PostgreSQLError, attempt < maxAttempts,
+                    (failure.connectionLost && !commitSent) || failure.isTransientConflict
                 {
                     backoff(attempt)
                     continue
                 }
                 for write in writes { write.fail(error) }
-                return
+            case .committed(_, let completions, let failed, let again):
+                for completion in completions { completion() }
+                for (write, error) in failed { write.fail(error) }
+                for write in again { single(write) }
             }
-            for completion in completions { completion() }
-            for (write, error) in failed { write.fail(error) }
-            for write in again { single(write) }
             return
         }
+    }
+
+    /// What a write's error means in a group transaction: a lost connection takes the transaction with it; a
+    /// conflict with another transaction (or an error the write says is one) may not recur in a fresh transaction;
+    /// anything else is the write's own failure.
+    private static func classify(_ error: any Error, _ write: PGGroupedWrite) -> GroupWriteFailure {
+        guard let failure = error as? PostgreSQLError else { return .failAfterCommit }
+        if failure.connectionLost { return .abortBatch }
+        if failure.isTransientConflict || failure.isLockNotAvailable || write.retryable(failure) {
+            return .runAgainAlone
+        }
+        return .failAfterCommit
     }
 
     /// One write in a transaction of its own, with `transaction`'s retries.

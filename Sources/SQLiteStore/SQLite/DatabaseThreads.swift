@@ -3,12 +3,13 @@ import Foundation
 import Locking
 import Logging
 import PushStore
+import SQL
 
-/// Work for the writer thread. `run` executes inside the shared group-commit transaction and returns the error it
-/// failed with (if any, its savepoint is rolled back) and what to do once the transaction committed.
+/// Work for the writer thread. `run` executes inside the shared group-commit transaction (in a savepoint of its own,
+/// rolled back if it throws) and returns what to do once the transaction committed.
 struct WriteOperation: Sendable {
-    let run: @Sendable (SQLiteConnection) -> (failure: (any Error)?, afterCommit: @Sendable () -> Void)
-    /// Called instead of `afterCommit` when the shared transaction could not be committed.
+    let run: @Sendable (SQLiteConnection) throws -> @Sendable () -> Void
+    /// Called, after COMMIT, with what `run` threw, or with the error of a shared transaction that failed.
     let fail: @Sendable (any Error) -> Void
     /// A probe's commit proves the store can write even though it changes no rows.
     var isProbe = false
@@ -38,7 +39,8 @@ package struct WriterStatistics: Sendable, Equatable {
 /// The single writer: one connection, one thread, group commit.
 ///
 /// Callers queue operations; the thread runs them in ONE transaction (each operation inside its own savepoint, so
-/// one failure does not undo the others), commits once, and only then resumes every caller. A thousand concurrent
+/// one failure does not undo the others; the loop is `GroupCommit`, shared with PostgreSQL), commits once, and only
+/// then resumes every caller. A thousand concurrent
 /// writers therefore cost a handful of fsyncs, and a caller that was resumed knows its row is committed.
 ///
 /// The transaction is filled in slices, chosen fairly between tenants by `FairBatches`: after each slice the writer
@@ -88,15 +90,17 @@ final class WriterThread: Sendable {
                 return
             }
             ready(.success(()))
-            let limits = BatchLimits(count: maxBatch, cost: maxBatchCost, nanoseconds: maxBatchDuration.nanoseconds)
+            let core = GroupCommit<WriteOperation>(
+                budget: GroupCommitBudget(
+                    count: maxBatch, cost: maxBatchCost, nanoseconds: maxBatchDuration.nanoseconds),
+                cost: \.cost, now: MonotonicClock.now)
             var gate = HealthGate(hasRoom: hasRoom, health: health)
             while true {
                 let first = queue.takeSlice(
                     waiting: true, maxCount: min(maxBatch, Self.sliceCount), maxCost: min(maxBatchCost, Self.sliceCost))
                 if first.items.isEmpty { break }
                 self.runBatch(
-                    first.items, newcomer: first.newcomer, limits: limits, on: connection, logger: logger,
-                    gate: &gate)
+                    first.items, newcomer: first.newcomer, core: core, on: connection, logger: logger, gate: &gate)
                 betweenTransactions(connection)
             }
             do {
@@ -125,13 +129,6 @@ final class WriterThread: Sendable {
         stats.withLock { $0 }
     }
 
-    /// How far one transaction is filled.
-    private struct BatchLimits {
-        var count: Int
-        var cost: Int
-        var nanoseconds: UInt64
-    }
-
     /// What the writer tells `health`: every failure, and a commit unless it follows a failure on a file system
     /// without room. A commit that fit into what failed ones left allocated at the end of the WAL proves nothing
     /// on a full disk, so the outage goes on, silently, until a commit finds room (the watchdog probes each second).
@@ -153,63 +150,41 @@ final class WriterThread: Sendable {
         }
     }
 
-    /// Runs one group transaction: `first`, then more slices while `limits` allow. What it showed about the store's
-    /// health is reported before any caller is resumed, so a caller that saw a failure finds the store's health
-    /// already updated.
+    /// Runs one group transaction: `first`, then more slices while `core`'s budget holds. What it showed about the
+    /// store's health is reported before any caller is resumed, so a caller that saw a failure finds the store's
+    /// health already updated.
     private func runBatch(
-        _ first: [WriteOperation], newcomer: Bool, limits: BatchLimits, on connection: SQLiteConnection,
+        _ first: [WriteOperation], newcomer: Bool, core: GroupCommit<WriteOperation>, on connection: SQLiteConnection,
         logger: Logger, gate: inout HealthGate
     ) {
-        // Every operation taken, run or not: all of them fail together if the transaction does.
-        var batch = first
         stats.withLock { stats in
             stats.transactions += 1
             stats.operations += first.count
         }
-        var completions: [@Sendable () -> Void] = []
-        completions.reserveCapacity(batch.count)
         let changesBefore = connection.totalChanges
         var unavailable: StoreUnavailableError?
-        let started = MonotonicClock.now()
-        do {
-            try connection.run("BEGIN IMMEDIATE")
-            var next = 0
-            var cost = 0
-            // Once a newcomer's write (a tenant that had nothing queued, `FairBatches`) is in, the transaction takes
-            // only newcomers' writes: that write waits for the slice in progress when it arrived and its own, not for
-            // the rest of the budget spent on another tenant's backlog.
-            var holdsNewcomer = newcomer
-            while true {
-                if next == batch.count {
-                    let elapsed = MonotonicClock.now() &- started
-                    guard batch.count < limits.count, cost < limits.cost, elapsed < limits.nanoseconds else { break }
-                    let more = queue.takeSlice(
-                        waiting: false, newcomersOnly: holdsNewcomer,
-                        maxCount: min(limits.count - batch.count, Self.sliceCount),
-                        maxCost: min(limits.cost - cost, Self.sliceCost))
-                    if more.items.isEmpty { break }
-                    holdsNewcomer = holdsNewcomer || more.newcomer
-                    stats.withLock { $0.operations += more.items.count }
-                    batch.append(contentsOf: more.items)
-                }
-                let operation = batch[next]
-                next += 1
-                cost += operation.cost
-                try connection.run("SAVEPOINT op")
-                let outcome = operation.run(connection)
-                if let failure = outcome.failure {
-                    if let reason = StoreUnavailableError(sqlite: failure) { unavailable = unavailable ?? reason }
-                    // After a disk-full or I/O error SQLite may have rolled back the whole transaction: the other
-                    // operations' changes are gone too, so the batch fails with the cause.
-                    if connection.isAutocommit { throw failure }
-                    try connection.run("ROLLBACK TO op")
-                }
-                try connection.run("RELEASE op")
-                completions.append(outcome.afterCommit)
-            }
-            try connection.run("COMMIT")
-        } catch {
-            _ = try? connection.run("ROLLBACK")
+        // Once a newcomer's write (a tenant that had nothing queued, `FairBatches`) is in, the transaction takes only
+        // newcomers' writes: that write waits for the slice in progress when it arrived and its own, not for the rest
+        // of the budget spent on another tenant's backlog.
+        var holdsNewcomer = newcomer
+        let result = core.run(
+            first, in: SQLiteGroupTransaction(connection: connection),
+            more: { maxCount, maxCost in
+                let more = queue.takeSlice(
+                    waiting: false, newcomersOnly: holdsNewcomer, maxCount: min(maxCount, Self.sliceCount),
+                    maxCost: min(maxCost, Self.sliceCost))
+                holdsNewcomer = holdsNewcomer || more.newcomer
+                stats.withLock { $0.operations += more.items.count }
+                return more.items
+            },
+            write: { operation, _ in try operation.run(connection) },
+            classify: { failure, _ in
+                if let reason = StoreUnavailableError(sqlite: failure) { unavailable = unavailable ?? reason }
+                // No write is run again: under the one writer no other transaction can have conflicted with it.
+                return .failAfterCommit
+            })
+        switch result {
+        case .failed(let batch, let error, _):
             if let reason = StoreUnavailableError(sqlite: error) ?? unavailable {
                 // An outage is logged once per interval by whoever watches `health`, not once per batch.
                 logger.debug(
@@ -220,17 +195,18 @@ final class WriterThread: Sendable {
                 logger.error(
                     "Group commit failed", ["operations": String(batch.count), "error": String(describing: error)])
             }
-            // Nothing in this batch is durable, so every caller hears about it; none is resumed twice because
-            // `completions` are dropped.
+            // Nothing in this batch is durable (every operation taken, run or not), so every caller hears about it;
+            // none is resumed twice, since no completion runs.
             for operation in batch { operation.fail(error) }
-            return
+        case .committed(let batch, let completions, let failed, _):
+            if let unavailable {
+                gate.report(.failed(unavailable))
+            } else if connection.totalChanges > changesBefore || batch.contains(where: \.isProbe) {
+                gate.report(.wrote)
+            }
+            for completion in completions { completion() }
+            for (operation, error) in failed { operation.fail(error) }
         }
-        if let unavailable {
-            gate.report(.failed(unavailable))
-        } else if connection.totalChanges > changesBefore || batch.contains(where: \.isProbe) {
-            gate.report(.wrote)
-        }
-        for completion in completions { completion() }
     }
 }
 
