@@ -24,7 +24,12 @@ package struct TargetFeeder: Sendable {
     /// - Returns: true when every target has a final result.
     /// - Parameters:
     ///   - round: a local-time publish's round: only its due targets are sent.
-    func deliver(plan: PublishPlan, skipping answered: Set<Int64>, round: LocalTimeRound? = nil) async -> Bool {
+    ///   - beforeFirstTarget: run once, when the first page with targets was read, before any of them goes to a
+    ///     lane (the runner's deferred count, `RunProgress.countsAtFirstTarget`); never when there is none.
+    func deliver(
+        plan: PublishPlan, skipping answered: Set<Int64>, round: LocalTimeRound? = nil,
+        beforeFirstTarget: (@Sendable () async -> Void)? = nil
+    ) async -> Bool {
         let pacing = Pacing(perMinute: plan.delivery?.throttlePerMinute, expiresAt: plan.expiresAt, round: round)
         let lanes = makeLanes(plan, pacing: pacing)
         guard !lanes.isEmpty else {
@@ -35,7 +40,7 @@ package struct TargetFeeder: Sendable {
             for lane in lanes.values { group.addTask { await lane.pump() } }
             let reachedEnd = await feed(
                 lanes: lanes, skipping: answered, pacing: pacing,
-                liveActivity: plan.liveActivitySelector)
+                liveActivity: plan.liveActivitySelector, beforeFirstTarget: beforeFirstTarget)
             for lane in lanes.values { lane.close() }
             await group.waitForAll()
             return reachedEnd
@@ -127,8 +132,9 @@ package struct TargetFeeder: Sendable {
     /// - Parameter liveActivity: for a Live Activity publish, which token rows are its targets.
     private func feed(
         lanes: [Platform: PlatformLane], skipping answered: Set<Int64>, pacing: Pacing,
-        liveActivity: LiveActivitySelector?
+        liveActivity: LiveActivitySelector?, beforeFirstTarget: (@Sendable () async -> Void)?
     ) async -> Bool {
+        var beforeFirstTarget = beforeFirstTarget
         // The next page is read while the current one is submitted: a page read takes tens of milliseconds, long
         // enough for the senders' windows to drain if reads and submissions took turns.
         var nextPage = prefetch(after: run.claimed.cursor, liveActivity: liveActivity)
@@ -136,6 +142,10 @@ package struct TargetFeeder: Sendable {
         while !run.mustStop {
             guard let page = await nextPage.value else { return false }
             if !page.isLast { nextPage = prefetch(after: page.cursor, liveActivity: liveActivity) }
+            if !page.targets.isEmpty, let first = beforeFirstTarget {
+                beforeFirstTarget = nil
+                await first()
+            }
             // Devices of a platform the publish has no part for are done at once (the completion estimate counts
             // them: its total is every follower).
             var passedOver = 0
