@@ -53,12 +53,15 @@ struct PublishRunner: Sendable {
         }
         let claimed = run.claimed
         let job = claimed.job
-        log.info(
-            "Publish started",
-            [
-                "attempt": String(claimed.attempt), "cursor": String(claimed.cursor),
-                "kind": job.kind.rawValue, "targets": String(job.targets.count),
-            ])
+        // Its values are formatted only when the line is written.
+        if log.isEnabled(.info) {
+            log.info(
+                "Publish started",
+                [
+                    "attempt": String(claimed.attempt), "cursor": String(claimed.cursor),
+                    "kind": job.kind.rawValue, "targets": String(job.targets.count),
+                ])
+        }
         let finisher = PublishFinisher(context: context, run: run, log: log)
         let plan: PublishPlan
         do {

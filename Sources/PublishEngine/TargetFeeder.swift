@@ -37,10 +37,14 @@ package struct TargetFeeder: Sendable {
             return true
         }
         let reachedEnd = await withTaskGroup(of: Void.self, returning: Bool.self) { group in
-            for lane in lanes.values { group.addTask { await lane.pump() } }
+            // The pumps start with the first page that has targets: a publish with none starts no task for them
+            // (docs/BENCHMARKS.md "The engine's run of a publish with no targets").
             let reachedEnd = await feed(
-                lanes: lanes, skipping: answered, pacing: pacing,
-                liveActivity: plan.liveActivitySelector, beforeFirstTarget: beforeFirstTarget)
+                lanes: lanes, skipping: answered, pacing: pacing, liveActivity: plan.liveActivitySelector
+            ) {
+                for lane in lanes.values { group.addTask { await lane.pump() } }
+                await beforeFirstTarget?()
+            }
             for lane in lanes.values { lane.close() }
             await group.waitForAll()
             return reachedEnd
@@ -129,12 +133,14 @@ package struct TargetFeeder: Sendable {
     }
 
     /// - Returns: true when the last page was fed.
-    /// - Parameter liveActivity: for a Live Activity publish, which token rows are its targets.
+    /// - Parameters:
+    ///   - liveActivity: for a Live Activity publish, which token rows are its targets.
+    ///   - beforeFirstTarget: run once, when the first page with targets was read, before any goes to a lane.
     private func feed(
         lanes: [Platform: PlatformLane], skipping answered: Set<Int64>, pacing: Pacing,
-        liveActivity: LiveActivitySelector?, beforeFirstTarget: (@Sendable () async -> Void)?
+        liveActivity: LiveActivitySelector?, beforeFirstTarget: () async -> Void
     ) async -> Bool {
-        var beforeFirstTarget = beforeFirstTarget
+        var firstTargets = true
         // The next page is read while the current one is submitted: a page read takes tens of milliseconds, long
         // enough for the senders' windows to drain if reads and submissions took turns.
         var nextPage = prefetch(after: run.claimed.cursor, liveActivity: liveActivity)
@@ -142,9 +148,9 @@ package struct TargetFeeder: Sendable {
         while !run.mustStop {
             guard let page = await nextPage.value else { return false }
             if !page.isLast { nextPage = prefetch(after: page.cursor, liveActivity: liveActivity) }
-            if !page.targets.isEmpty, let first = beforeFirstTarget {
-                beforeFirstTarget = nil
-                await first()
+            if firstTargets, !page.targets.isEmpty {
+                firstTargets = false
+                await beforeFirstTarget()
             }
             // Devices of a platform the publish has no part for are done at once (the completion estimate counts
             // them: its total is every follower).
