@@ -19,11 +19,15 @@ package enum MonotonicTimer {
         try await Task.sleep(for: max(.zero, duration))
     }
 
-    /// Runs `body` once, on a Dispatch worker, after `delay` (a negative one as zero; capped at a day). Nothing
-    /// cancels it: its owner decides when it fires whether there is still something to do (a sender's retry asks
-    /// its run's `RetryScope`, a lookup's timeout finds the answer taken).
-    package static func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) {
+    /// Runs `body` once, on a Dispatch worker, after `delay` (a negative one as zero; capped at a day). Its owner
+    /// decides when it fires whether there is still something to do (a sender's retry asks its run's `RetryScope`,
+    /// a lookup's timeout finds the answer taken), or keeps it from starting (`ScheduledCall.cancel`: a wait that
+    /// ended before its deadline).
+    @discardableResult
+    package static func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> ScheduledCall {
         let capped = min(max(.zero, delay), .seconds(86_400))
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(capped.nanoseconds)), execute: body)
+        let item = DispatchWorkItem(block: body)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(capped.nanoseconds)), execute: item)
+        return ScheduledCall(item: item)
     }
 }

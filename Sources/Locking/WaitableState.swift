@@ -36,11 +36,22 @@ public final class WaitableState<State: Sendable>: Sendable {
         /// every update), and there are a handful at most; `leave` finds its waiter by a linear search.
         @usableFromInline var waiters: [Waiter] = []
         var nextID: UInt64 = 0
-        /// Waiters cancelled before they registered (the cancellation handler ran first).
+        /// Waiters cancelled before they registered (the cancellation handler or the timer ran first).
         var cancelledEarly: Set<UInt64> = []
+        /// Waits with a timeout that have not returned: a timer that fires as its wait returns finds its id gone and
+        /// leaves no mark behind.
+        var timed: Set<UInt64> = []
 
         init(state: State) {
             self.state = state
+        }
+
+        /// Takes waiter `id` out, to be resumed; nil when it is not registered, which marks it so that it does not
+        /// register.
+        mutating func leave(_ id: UInt64) -> Waiter? {
+            if let index = waiters.firstIndex(where: { $0.id == id }) { return waiters.remove(at: index) }
+            cancelledEarly.insert(id)
+            return nil
         }
     }
 
@@ -95,7 +106,7 @@ public final class WaitableState<State: Sendable>: Sendable {
     @inlinable
     public func wait(on topics: WaitTopics = .all, until condition: @escaping @Sendable (State) -> Bool) async {
         if holds(condition) { return }
-        await wait(on: topics, until: condition, timer: nil, cancellable: true)
+        await wait(on: topics, until: condition, timeout: nil, cancellable: true)
     }
 
     /// Suspends until `condition` holds, `timeout` has passed or (when `cancellable`) the task is cancelled.
@@ -106,9 +117,7 @@ public final class WaitableState<State: Sendable>: Sendable {
         on topics: WaitTopics = .all, until condition: @escaping @Sendable (State) -> Bool, timeout: Duration,
         cancellable: Bool = true
     ) async -> Bool {
-        await wait(
-            on: topics, until: condition, timer: { try await MonotonicTimer.sleep(for: timeout) },
-            cancellable: cancellable)
+        await wait(on: topics, until: condition, timeout: .some(timeout), cancellable: cancellable)
     }
 
     /// Suspends until `condition` holds, `deadline` passes or the task is cancelled.
@@ -118,8 +127,7 @@ public final class WaitableState<State: Sendable>: Sendable {
         on topics: WaitTopics = .all, until condition: @escaping @Sendable (State) -> Bool,
         deadline: MonotonicInstant
     ) async -> Bool {
-        await wait(
-            on: topics, until: condition, timer: { try await MonotonicTimer.sleep(until: deadline) }, cancellable: true)
+        await wait(on: topics, until: condition, timeout: .some(deadline.remaining), cancellable: true)
     }
 
     /// Suspends until `condition` holds, whatever happens to the task: for waits that must not end early, such as
@@ -127,16 +135,15 @@ public final class WaitableState<State: Sendable>: Sendable {
     @inlinable
     public func waitIgnoringCancellation(until condition: @escaping @Sendable (State) -> Bool) async {
         if holds(condition) { return }
-        await wait(on: .all, until: condition, timer: nil, cancellable: false)
+        await wait(on: .all, until: condition, timeout: nil, cancellable: false)
     }
 
     /// The one wait: registers under the lock `update` holds, so no update is missed between check and suspension.
-    /// `timer` (if any) runs in a task of its own, which the caller's cancellation does not reach; when it returns
-    /// without throwing, the wait ends as if cancelled.
+    /// After `timeout` (if any) the wait ends as if cancelled; the caller's cancellation does not reach the timer.
     @usableFromInline @discardableResult
     func wait(
-        on topics: WaitTopics, until condition: @escaping @Sendable (State) -> Bool,
-        timer: (@Sendable () async throws -> Void)?, cancellable: Bool
+        on topics: WaitTopics, until condition: @escaping @Sendable (State) -> Bool, timeout: Duration?,
+        cancellable: Bool
     ) async -> Bool {
         // Already true: no continuation, no timer, no suspension (a lane or window with room is the common case,
         // once per notification on the publish path).
@@ -144,15 +151,15 @@ public final class WaitableState<State: Sendable>: Sendable {
             let id = box.withLock({ box -> UInt64? in
                 if condition(box.state) { return nil }
                 box.nextID &+= 1
+                if timeout != nil { box.timed.insert(box.nextID) }
                 return box.nextID
             })
         else { return true }
-        let timerTask = timer.map { timer in
-            Task { [self] in
-                guard (try? await timer()) != nil else { return }
-                leave(id)
-            }
-        }
+        // A Dispatch callback kept from starting when the wait ends first, not a task sleeping that is cancelled
+        // and awaited: a publish run's checkpoint, lease and fence loops each wait with a deadline, and a task per
+        // wait was ~12,000 instructions of a run that ends at once (docs/BENCHMARKS.md "The engine's run of a
+        // publish with no targets").
+        let timer = timeout.map { timeout in MonotonicTimer.schedule(after: timeout) { [self] in timedOut(id) } }
         if cancellable {
             await withTaskCancellationHandler {
                 await suspend(id, on: topics, until: condition)
@@ -162,14 +169,12 @@ public final class WaitableState<State: Sendable>: Sendable {
         } else {
             await suspend(id, on: topics, until: condition)
         }
-        if let timerTask {
-            // Ended before it fired (or just as it did): once it has returned it can no longer mark this wait.
-            timerTask.cancel()
-            await timerTask.value
-        }
+        // Ended before it fired: it does not start. One firing now finds the wait gone from `timed` below.
+        timer?.cancel()
         // A cancellation or timer that raced with the resume leaves its mark behind; drop it.
         return box.withLock { box -> Bool in
             box.cancelledEarly.remove(id)
+            box.timed.remove(id)
             return condition(box.state)
         }
     }
@@ -187,19 +192,25 @@ public final class WaitableState<State: Sendable>: Sendable {
         }
     }
 
-    /// Ends wait `id` now (its task was cancelled or its timer fired): resumes it when it is registered, else marks
+    /// Ends wait `id` now (its task was cancelled): resumes it when it is registered, else marks
     /// it so that it does not register.
     private func leave(_ id: UInt64) {
-        let waiter = box.withLock { box -> Waiter? in
-            if let index = box.waiters.firstIndex(where: { $0.id == id }) { return box.waiters.remove(at: index) }
-            box.cancelledEarly.insert(id)
-            return nil
-        }
-        waiter?.continuation.resume()
+        box.withLock { $0.leave(id) }?.continuation.resume()
+    }
+
+    /// Wait `id`'s timeout passed: it ends now, unless it has returned already (its timer fired as it did).
+    private func timedOut(_ id: UInt64) {
+        box.withLock { box -> Waiter? in
+            guard box.timed.contains(id) else { return nil }
+            return box.leave(id)
+        }?.continuation.resume()
     }
 
     /// Waiters registered now (for tests: a waiter that left must not stay behind).
     package var waiterCount: Int { box.withLock { $0.waiters.count } }
+
+    /// Ids still marked early-cancelled or timed (for tests: a wait that returned must leave none behind).
+    package var marksLeft: Int { box.withLock { $0.cancelledEarly.count + $0.timed.count } }
 }
 
 /// What a `WaitableState`'s waits read and its updates change, as bits its owner assigns to parts of its state (a

@@ -4,7 +4,11 @@ import Observability
 import PushStore
 
 /// What the engine's parts (scheduler, runner, feeder, finisher) share: their collaborators and the settings.
-struct PublishContext: Sendable {
+///
+/// A class, not a struct: every part, lane and recorder keeps it, and copying a struct of fifteen references
+/// retained each of them (and released them at the end), ~13 K instructions for a publish's run with no targets
+/// (docs/BENCHMARKS.md "The engine's run of a publish with no targets"); a copy of a class is one retain.
+final class PublishContext: Sendable {
     let store: any PublishEngineStore
     /// The APNs sender (one for every instance; FCM and Web Push senders are per instance, in `InstanceRuntime`).
     let sender: any APNsSending

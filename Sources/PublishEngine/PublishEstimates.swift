@@ -5,35 +5,55 @@ import Observability
 /// running publishes (`push_publish_estimate_remaining_seconds{beams_instance}`; 0 when none has an estimate). One series
 /// per configured instance that ran a publish here, whatever the number of publishes, so the label set stays
 /// bounded. A shard's run counts its own shard: the publish-wide estimate is in its status (docs/API.md).
+///
+/// The gauge is written when `/metrics` is read, for the instances whose runs changed since: a gauge update costs
+/// ~4,500 instructions (docs/BENCHMARKS.md "The engine's run of a publish with no targets"), and every run updated
+/// it at least twice (its first estimate, its end). The values read are the same: each instance's longest as it is.
 final class PublishEstimates: Sendable {
     private struct Entry {
         var instance: String
         var seconds: Double?
     }
 
-    private let runs = Locked<[ObjectIdentifier: Entry]>([:])
-    private let metrics: Metrics
+    private struct State {
+        var runs: [ObjectIdentifier: Entry] = [:]
+        /// Instances whose gauge changed since `/metrics` was last read.
+        var changed: Set<String> = []
+    }
+
+    private let state = Locked(State())
 
     init(metrics: Metrics) {
-        self.metrics = metrics
+        metrics.addCollector { [weak self] metrics in self?.report(to: metrics) }
     }
 
     /// `run` (of `instance`) now estimates `seconds` left (nil: no estimate).
     func update(_ run: PublishRun, instance: String, seconds: Double?) {
-        let longest = runs.withLock { runs -> Double in
-            runs[ObjectIdentifier(run)] = Entry(instance: instance, seconds: seconds)
-            return Self.longest(of: instance, in: runs)
+        state.withLock { state in
+            state.runs[ObjectIdentifier(run)] = Entry(instance: instance, seconds: seconds)
+            state.changed.insert(instance)
         }
-        metrics.set(.publishEstimateRemainingSeconds, ["beams_instance": instance], to: longest)
     }
 
     /// `run` stopped sending.
     func remove(_ run: PublishRun) {
-        let gauge = runs.withLock { runs -> (String, Double)? in
-            guard let entry = runs.removeValue(forKey: ObjectIdentifier(run)) else { return nil }
-            return (entry.instance, Self.longest(of: entry.instance, in: runs))
+        state.withLock { state in
+            guard let entry = state.runs.removeValue(forKey: ObjectIdentifier(run)) else { return }
+            state.changed.insert(entry.instance)
         }
-        if let (instance, longest) = gauge {
+    }
+
+    /// The longest estimate of `instance`'s runs, as the gauge shows it (0: none).
+    func longest(of instance: String) -> Double {
+        state.withLock { Self.longest(of: instance, in: $0.runs) }
+    }
+
+    private func report(to metrics: Metrics) {
+        let gauges = state.withLock { state -> [(String, Double)] in
+            defer { state.changed.removeAll() }
+            return state.changed.map { ($0, Self.longest(of: $0, in: state.runs)) }
+        }
+        for (instance, longest) in gauges {
             metrics.set(.publishEstimateRemainingSeconds, ["beams_instance": instance], to: longest)
         }
     }

@@ -53,12 +53,15 @@ struct PublishRunner: Sendable {
         }
         let claimed = run.claimed
         let job = claimed.job
-        log.info(
-            "Publish started",
-            [
-                "attempt": String(claimed.attempt), "cursor": String(claimed.cursor),
-                "kind": job.kind.rawValue, "targets": String(job.targets.count),
-            ])
+        // Its values are formatted only when the line is written.
+        if log.isEnabled(.info) {
+            log.info(
+                "Publish started",
+                [
+                    "attempt": String(claimed.attempt), "cursor": String(claimed.cursor),
+                    "kind": job.kind.rawValue, "targets": String(job.targets.count),
+                ])
+        }
         let finisher = PublishFinisher(context: context, run: run, log: log)
         let plan: PublishPlan
         do {
@@ -171,8 +174,13 @@ struct PublishRunner: Sendable {
                     complete = await BroadcastFeeder(context: context, run: run, instance: instance, log: log)
                         .deliver(broadcast, skipping: answered)
                 case .devices, .liveActivity:
+                    // Counted when the first target was read (none read: never), before any is sent.
+                    var countFirst: (@Sendable () async -> Void)?
+                    if RunProgress.countsAtFirstTarget(plan) {
+                        countFirst = { [self] in progress.count(await targetCount(plan: plan)) }
+                    }
                     complete = await TargetFeeder(context: context, run: run, instance: instance, log: log)
-                        .deliver(plan: plan, skipping: answered, round: round)
+                        .deliver(plan: plan, skipping: answered, round: round, beforeFirstTarget: countFirst)
                 }
             }
             // Nothing more is sent by this run: its estimate goes (to 0 in the store with the last checkpoint).
@@ -271,18 +279,24 @@ struct PublishRunner: Sendable {
         }
     }
 
-    /// What this run's completion estimate rests on: its targets in all (read from the store once; on failure
-    /// the run goes without an estimate), those answered before, its pacing and rounds.
+    /// What this run's completion estimate rests on: its targets in all (read from the store once, now or at its
+    /// first target: `RunProgress.countsAtFirstTarget`), those answered before, its pacing and rounds.
     private func progress(plan: PublishPlan, round: LocalTimeRound?) async -> RunProgress {
-        var total: Int64?
-        do {
-            total = try await queue.targetCount(plan: plan)
-        } catch {
-            log.warning("Counting the publish's targets failed; no completion estimate", ["error": "\(error)"])
-        }
+        let total = RunProgress.countsAtFirstTarget(plan) ? nil : await targetCount(plan: plan)
         return RunProgress(
             total: total, earlier: run.claimed.counters[.targets] ?? 0, plan: plan,
             round: round)
+    }
+
+    /// The run's targets in all (`RunStore.targetCount`); nil when unknown or not read (the run then goes without
+    /// an estimate).
+    private func targetCount(plan: PublishPlan) async -> Int64? {
+        do {
+            return try await queue.targetCount(plan: plan)
+        } catch {
+            log.warning("Counting the publish's targets failed; no completion estimate", ["error": "\(error)"])
+            return nil
+        }
     }
 
     /// A new estimate (nil: none) of this run, for `/metrics`.

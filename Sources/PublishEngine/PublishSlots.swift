@@ -12,6 +12,8 @@ final class PublishSlots: Sendable {
     private struct State {
         var scheduler: PublishSlotScheduler<Key>
         var runs: [Key: PublishRun] = [:]
+        /// Whether a run was ever admitted: the gauges have no series before.
+        var admitted = false
 
         mutating func mark(_ granted: [Key]) {
             for key in granted { runs[key]?.slotChanged(held: true) }
@@ -19,7 +21,6 @@ final class PublishSlots: Sendable {
     }
 
     private let state: Locked<State>
-    private let metrics: Metrics?
     /// The counts last written to the gauges (nil: none yet).
     private let reported = Locked<(holding: Int, waiting: Int, parked: Int)?>(nil)
     /// Told when a parked run freed a slot: the claim loop may claim again (`JobScheduler.wake`).
@@ -27,7 +28,7 @@ final class PublishSlots: Sendable {
 
     /// - Parameters:
     ///   - metrics: where `push_publish_slots_busy`, `push_publish_jobs_waiting` and
-    ///   `push_publish_jobs_parked` go after each change.
+    ///   `push_publish_jobs_parked` go, as they are when `/metrics` is read.
     ///   - weights: grants per round-robin turn by lower-cased instance id (`instances[].publishWeight`).
     ///   - instanceFloor: an instance holding no slot gets one even when all are taken
     ///   (`PublishSlotScheduler.instanceFloor`).
@@ -41,7 +42,7 @@ final class PublishSlots: Sendable {
                     slots: slots, expressSlots: expressSlots,
                     maxParked: maxParked, weights: weights,
                     instanceFloor: instanceFloor)))
-        self.metrics = metrics
+        metrics?.addCollector { [weak self] metrics in self?.report(to: metrics) }
     }
 
     static func declareMetrics(_ metrics: Metrics) {
@@ -50,14 +51,16 @@ final class PublishSlots: Sendable {
         metrics.declare(.publishJobsParked)
     }
 
-    private func report() {
-        guard let metrics else { return }
-        // Only the gauges whose count changed: a run's start and end report several times each (grant, release,
-        // admission), mostly with one count changed, and a gauge update costs ~4,000 instructions (its series key
-        // built, two locks; docs/BENCHMARKS.md "Intake's store calls per job").
+    /// Writes the gauges when `/metrics` is read, not at each change: a run's start and end changed them several
+    /// times each (grant, release, admission), and a gauge update costs ~4,500 instructions (its series key built,
+    /// two locks; docs/BENCHMARKS.md "The engine's run of a publish with no targets"). The values read are the
+    /// same: the counts as they are.
+    private func report(to metrics: Metrics) {
+        guard state.withLock({ $0.admitted }) else { return }
+        // Only the gauges whose count changed since the last read.
         reported.withLock { last in
-            // Read under `reported`: counts read before it could reach the gauges after a later report's, and the
-            // gauges would keep a stale count once the slots are quiet (`state` is never held while taking this).
+            // Read under `reported`: counts read before it could reach the gauges after a later read's (two scrapes
+            // at once), and the gauges would keep the older count (`state` is never held while taking this).
             let now = counts
             if last?.holding != now.holding { metrics.set(.publishSlotsBusy, to: Double(now.holding)) }
             if last?.waiting != now.waiting { metrics.set(.publishJobsWaiting, to: Double(now.waiting)) }
@@ -100,9 +103,9 @@ final class PublishSlots: Sendable {
         let key = Key(run.claimed)
         state.withLock { state in
             state.runs[key] = run
+            state.admitted = true
             state.mark(state.scheduler.admit(key, instance: run.claimed.job.instanceID.lowercased(), lane: lane))
         }
-        report()
     }
 
     /// The run waits for something other than a slot: it gives its slot up unless too many runs are parked.
@@ -116,7 +119,6 @@ final class PublishSlots: Sendable {
             return (parked, !granted.isEmpty)
         }
         guard parked else { return false }
-        report()
         // Nobody here waited for the slot: a queued publish may take it.
         if !passedOn { slotFreed.withLock { $0 }?() }
         return true
@@ -129,7 +131,6 @@ final class PublishSlots: Sendable {
         state.withLock { state in
             if state.scheduler.place(of: key) == .parked { state.mark(state.scheduler.resume(key)) }
         }
-        report()
         return await run.waitForSlot()
     }
 
@@ -142,6 +143,5 @@ final class PublishSlots: Sendable {
             state.runs[key] = nil
             state.mark(state.scheduler.remove(key))
         }
-        report()
     }
 }

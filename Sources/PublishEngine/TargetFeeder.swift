@@ -24,7 +24,12 @@ package struct TargetFeeder: Sendable {
     /// - Returns: true when every target has a final result.
     /// - Parameters:
     ///   - round: a local-time publish's round: only its due targets are sent.
-    func deliver(plan: PublishPlan, skipping answered: Set<Int64>, round: LocalTimeRound? = nil) async -> Bool {
+    ///   - beforeFirstTarget: run once, when the first page with targets was read, before any of them goes to a
+    ///     lane (the runner's deferred count, `RunProgress.countsAtFirstTarget`); never when there is none.
+    func deliver(
+        plan: PublishPlan, skipping answered: Set<Int64>, round: LocalTimeRound? = nil,
+        beforeFirstTarget: (@Sendable () async -> Void)? = nil
+    ) async -> Bool {
         let pacing = Pacing(perMinute: plan.delivery?.throttlePerMinute, expiresAt: plan.expiresAt, round: round)
         let lanes = makeLanes(plan, pacing: pacing)
         guard !lanes.isEmpty else {
@@ -32,10 +37,14 @@ package struct TargetFeeder: Sendable {
             return true
         }
         let reachedEnd = await withTaskGroup(of: Void.self, returning: Bool.self) { group in
-            for lane in lanes.values { group.addTask { await lane.pump() } }
+            // The pumps start with the first page that has targets: a publish with none starts no task for them
+            // (docs/BENCHMARKS.md "The engine's run of a publish with no targets").
             let reachedEnd = await feed(
-                lanes: lanes, skipping: answered, pacing: pacing,
-                liveActivity: plan.liveActivitySelector)
+                lanes: lanes, skipping: answered, pacing: pacing, liveActivity: plan.liveActivitySelector
+            ) {
+                for lane in lanes.values { group.addTask { await lane.pump() } }
+                await beforeFirstTarget?()
+            }
             for lane in lanes.values { lane.close() }
             await group.waitForAll()
             return reachedEnd
@@ -124,11 +133,14 @@ package struct TargetFeeder: Sendable {
     }
 
     /// - Returns: true when the last page was fed.
-    /// - Parameter liveActivity: for a Live Activity publish, which token rows are its targets.
+    /// - Parameters:
+    ///   - liveActivity: for a Live Activity publish, which token rows are its targets.
+    ///   - beforeFirstTarget: run once, when the first page with targets was read, before any goes to a lane.
     private func feed(
         lanes: [Platform: PlatformLane], skipping answered: Set<Int64>, pacing: Pacing,
-        liveActivity: LiveActivitySelector?
+        liveActivity: LiveActivitySelector?, beforeFirstTarget: () async -> Void
     ) async -> Bool {
+        var firstTargets = true
         // The next page is read while the current one is submitted: a page read takes tens of milliseconds, long
         // enough for the senders' windows to drain if reads and submissions took turns.
         var nextPage = prefetch(after: run.claimed.cursor, liveActivity: liveActivity)
@@ -136,6 +148,10 @@ package struct TargetFeeder: Sendable {
         while !run.mustStop {
             guard let page = await nextPage.value else { return false }
             if !page.isLast { nextPage = prefetch(after: page.cursor, liveActivity: liveActivity) }
+            if firstTargets, !page.targets.isEmpty {
+                firstTargets = false
+                await beforeFirstTarget()
+            }
             // Devices of a platform the publish has no part for are done at once (the completion estimate counts
             // them: its total is every follower).
             var passedOver = 0

@@ -34,8 +34,23 @@ package struct SQLQuery: Sendable, ExpressibleByStringInterpolation {
 
     /// The text for `dialect` with its parameters in the order they are numbered.
     package func rendered(in dialect: SQLDialect) -> (text: String, values: [SQLValue]) {
+        // Sized once: appended piece by piece, the text grew (and was copied) several times per statement, and
+        // every store call renders its statements (docs/BENCHMARKS.md "The engine's run of a publish with no
+        // targets"). A PostgreSQL placeholder with its cast takes about 20 bytes (`$3::double precision` 20); a
+        // longer text only grows once more.
+        var length = 0
+        var parameters = 0
+        for piece in pieces {
+            switch piece {
+            case .text(let sql): length += sql.utf8.count
+            case .parameter: parameters += 1
+            case .dialect: length += 32
+            }
+        }
         var text = ""
+        text.reserveCapacity(length + parameters * (dialect == .sqlite ? 1 : 20))
         var values: [SQLValue] = []
+        values.reserveCapacity(parameters)
         for piece in pieces {
             switch piece {
             case .text(let sql):

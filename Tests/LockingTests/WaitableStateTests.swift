@@ -139,6 +139,22 @@ final class WaitableStateTests: XCTestCase {
         XCTAssertEqual(state.waiterCount, 0)
     }
 
+    /// A wait that an update ends before its deadline keeps its timer from starting, and a timer that fires as
+    /// its wait returns (or after) leaves no mark behind: nothing piles up over many short waits.
+    func testTimersOfWaitsThatEndedFirstLeaveNoMarkBehind() async {
+        let state = WaitableState(0)
+        for round in 1...50 {
+            async let held = state.wait(until: { $0 >= round }, deadline: .now + .milliseconds(round % 2 == 0 ? 1 : 5))
+            // Sometimes before the wait registers, sometimes after, sometimes after its deadline.
+            if round % 3 == 0 { await Task.yield() }
+            state.update { $0 = round }
+            _ = await held
+        }
+        try? await MonotonicTimer.sleep(for: .milliseconds(100))
+        XCTAssertEqual(state.waiterCount, 0)
+        XCTAssertEqual(state.marksLeft, 0, "no id left in the early-cancel or timed sets")
+    }
+
     /// A deadline wait honours cancellation: cancelling the waiting task ends an hour-long wait at once.
     func testCancellingADeadlineWaitEndsItAtOnce() async {
         let state = WaitableState(false)

@@ -22,6 +22,7 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
         case checkpointFailed(leaseLost: Bool)
         case finished(PublishState)
         case pageRead(after: Int64)
+        case subscribersCounted(interest: String)
     }
 
     struct CrashedError: Error {}
@@ -279,7 +280,8 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
     }
 
     func subscriberCount(instanceID: String, interest: String) async throws -> Int {
-        try await base.subscriberCount(instanceID: instanceID, interest: interest)
+        record(.subscribersCounted(interest: interest))
+        return try await base.subscriberCount(instanceID: instanceID, interest: interest)
     }
 
     func setUser(instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int) async throws

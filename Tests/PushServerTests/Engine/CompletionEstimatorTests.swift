@@ -206,4 +206,48 @@ final class CompletionEstimatorTests: XCTestCase {
             "a run that stopped sending makes no estimate again")
         XCTAssertNil(run.estimate)
     }
+
+    /// What lets an unpaced run count its targets only once it has read one (`RunProgress.countsAtFirstTarget`):
+    /// until it has passed a target, its estimate and the counters it queues are the same whatever its total.
+    func testAnUnpacedRunEstimatesTheSameWhateverItsTotalUntilATargetPassed() throws {
+        let job = PublishJob(
+            instanceID: "i", publishID: "p", kind: .interests, targets: ["news"], payload: Data(),
+            createdAt: Date())
+        let claimed = ClaimedJob(
+            id: PublishJobID(rawValue: 7), job: job, cursor: 0, counters: [:], attempt: 1, leaseExpiresAt: Date())
+        var drained: [PublishCounters] = []
+        for total: Int64? in [nil, 0, 1, 5000] {
+            let run = PublishRun(claimed: claimed)
+            for at in [0.0, 1, 2.5, 6] {
+                XCTAssertNil(
+                    run.observeProgress(total: total, done: 0, bounds: .init(), at: at),
+                    "total \(String(describing: total))")
+            }
+            drained.append(run.drain().counters)
+        }
+        XCTAssertTrue(drained.allSatisfy { $0 == drained[0] }, "the same counters queued whatever the total")
+        let paced = PublishRun(claimed: claimed)
+        XCTAssertNotNil(
+            paced.observeProgress(total: 5000, done: 0, bounds: .init(pacingPerSecond: 10), at: 0),
+            "a paced run's first estimate rests on its total: it counts before it sends")
+        let counted = PublishRun(claimed: claimed)
+        counted.observeProgress(total: 5000, done: 0, bounds: .init(), at: 0)
+        counted.passedOver(100)
+        XCTAssertNotNil(
+            counted.observeProgress(total: 5000, done: 0, bounds: .init(), at: 2.5),
+            "once targets passed, the total matters (the count was read by then)")
+    }
+
+    func testAPlanCountsAtItsFirstTargetOnlyWhenUnpacedAndFedPageByPage() throws {
+        let body = #"{"interests":["news"],"apns":{"aps":{"alert":"hi"}}}"#
+        let request = try PublishRequest.parse(Array(body.utf8), kind: .interests)
+        func plan(_ delivery: DeliveryOptions?) throws -> PublishPlan {
+            try PublishPlan(
+                request: request, body: Array(body.utf8), instanceID: "inst", publishID: "pub", delivery: delivery)
+        }
+        XCTAssertTrue(RunProgress.countsAtFirstTarget(try plan(nil)))
+        var delivery = DeliveryOptions()
+        delivery.throttlePerMinute = 600
+        XCTAssertFalse(RunProgress.countsAtFirstTarget(try plan(delivery)))
+    }
 }
