@@ -18,14 +18,14 @@ package struct GroupCommit<Write> {
     package let budget: GroupCommitBudget
     /// About how many rows a write changes (at least 1), counted against `budget.cost`.
     private let cost: (Write) -> Int
-    /// Monotonic nanoseconds, for `budget.nanoseconds`.
-    private let now: () -> UInt64
+    /// A monotonic clock's reading, for `budget.duration`.
+    private let now: () -> Duration
 
     /// A core that feeds a transaction while `budget` holds.
     /// - Parameters:
     ///   - cost: about how many rows a write changes, counted against `budget.cost`.
-    ///   - now: a monotonic clock in nanoseconds, read at BEGIN and before each feed.
-    package init(budget: GroupCommitBudget, cost: @escaping (Write) -> Int, now: @escaping () -> UInt64) {
+    ///   - now: a monotonic clock's reading (time since any fixed origin), read at BEGIN and before each feed.
+    package init(budget: GroupCommitBudget, cost: @escaping (Write) -> Int, now: @escaping () -> Duration) {
         self.budget = budget
         self.cost = cost
         self.now = now
@@ -33,7 +33,7 @@ package struct GroupCommit<Write> {
 
     /// A core for fixed batches: a transaction holds the writes it is given and no more.
     package init() {
-        self.init(budget: .fixed, cost: { _ in 1 }, now: { 0 })
+        self.init(budget: .fixed, cost: { _ in 1 }, now: { .zero })
     }
 
     /// Runs `first` and whatever `more` feeds in one transaction of `transaction` and commits it.
@@ -65,7 +65,7 @@ package struct GroupCommit<Write> {
             var rows = 0
             while true {
                 if next == writes.count {
-                    guard writes.count < budget.count, rows < budget.cost, now() &- started < budget.nanoseconds
+                    guard writes.count < budget.count, rows < budget.cost, now() - started < budget.duration
                     else { break }
                     let fed = more(budget.count - writes.count, budget.cost - rows)
                     if fed.isEmpty { break }

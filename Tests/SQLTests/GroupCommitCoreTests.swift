@@ -196,7 +196,7 @@ final class GroupCommitCoreTests: XCTestCase {
 
     func testTheFeedStopsAtTheCountBudget() throws {
         let core = GroupCommit<Write>(
-            budget: GroupCommitBudget(count: 5, cost: 100, nanoseconds: .max), cost: \.cost, now: { 0 })
+            budget: GroupCommitBudget(count: 5, cost: 100, duration: .seconds(3_600)), cost: \.cost, now: { .zero })
         var asked: [[Int]] = []
         var fed = 0
         let result = run([Write("a"), Write("b")], on: Script(), core: core) { maxCount, maxCost in
@@ -213,7 +213,7 @@ final class GroupCommitCoreTests: XCTestCase {
 
     func testTheFeedStopsAtTheCostBudget() throws {
         let core = GroupCommit<Write>(
-            budget: GroupCommitBudget(count: 100, cost: 25, nanoseconds: .max), cost: \.cost, now: { 0 })
+            budget: GroupCommitBudget(count: 100, cost: 25, duration: .seconds(3_600)), cost: \.cost, now: { .zero })
         var asked: [[Int]] = []
         let result = run([Write("a", cost: 10)], on: Script(), core: core) { maxCount, maxCost in
             asked.append([maxCount, maxCost])
@@ -225,9 +225,10 @@ final class GroupCommitCoreTests: XCTestCase {
     }
 
     func testTheFeedStopsOnceTheTimeBudgetIsSpent() throws {
-        var clock: UInt64 = 1_000
+        var clock: Int64 = 1_000
         let core = GroupCommit<Write>(
-            budget: GroupCommitBudget(count: 100, cost: 100, nanoseconds: 50), cost: \.cost, now: { clock })
+            budget: GroupCommitBudget(count: 100, cost: 100, duration: .nanoseconds(50)), cost: \.cost,
+            now: { .nanoseconds(clock) })
         var asked = 0
         let result = run([Write("a")], on: Script(), core: core) { _, _ in
             asked += 1
@@ -242,7 +243,7 @@ final class GroupCommitCoreTests: XCTestCase {
     func testTheFeedStopsWhenNothingMoreIsQueuedAndTheTransactionCommits() throws {
         let script = Script()
         let core = GroupCommit<Write>(
-            budget: GroupCommitBudget(count: 100, cost: 100, nanoseconds: .max), cost: \.cost, now: { 0 })
+            budget: GroupCommitBudget(count: 100, cost: 100, duration: .seconds(3_600)), cost: \.cost, now: { .zero })
         var queued = [Write("b")]
         let result = run([Write("a")], on: script, core: core) { _, _ in
             defer { queued = [] }

@@ -92,8 +92,8 @@ final class WriterThread: Sendable {
             ready(.success(()))
             let core = GroupCommit<WriteOperation>(
                 budget: GroupCommitBudget(
-                    count: maxBatch, cost: maxBatchCost, nanoseconds: maxBatchDuration.nanoseconds),
-                cost: \.cost, now: MonotonicClock.now)
+                    count: maxBatch, cost: maxBatchCost, duration: maxBatchDuration),
+                cost: \.cost, now: { .nanoseconds(MonotonicClock.now()) })
             var gate = HealthGate(hasRoom: hasRoom, health: health)
             while true {
                 let first = queue.takeSlice(
