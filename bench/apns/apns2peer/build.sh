@@ -40,11 +40,12 @@ for dir in golang.org/x/net/http2:golang-golang-x-net-dev github.com/golang-jwt/
     fi
 done
 gopath=$PWD/bench/out/apns2-gopath
-rm -rf "$gopath" && mkdir -p "$gopath/src/github.com/sideshow" "$gopath/src/apns2peer" "$(dirname "$out")" \
-    bench/out/gocache
+rm -rf "$gopath" && mkdir -p "$gopath/src/github.com/sideshow" "$gopath/src/apns2peer" "$gopath/src/peerkit" \
+    "$(dirname "$out")" bench/out/gocache
 cp -r "$source_dir" "$gopath/src/github.com/sideshow/apns2"
 rm -rf "$gopath/src/github.com/sideshow/apns2/vendor"
 cp bench/apns/apns2peer/main.go "$gopath/src/apns2peer/main.go"
+cp bench/apns/peerkit/peerkit.go "$gopath/src/peerkit/"  # what the Go peers share
 (cd "$gopath/src/apns2peer" && GO111MODULE=off GOPATH=$gopath:$gocode GOPROXY=off GOFLAGS= \
     GOCACHE=$PWD/../../../gocache go build -trimpath -o "$out" .)
 echo "$out"

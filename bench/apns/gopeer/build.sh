@@ -15,7 +15,10 @@ fi
 if [[ ! -d $gocode/src/golang.org/x/net/http2 ]]; then
     echo "gopeer skipped: no $gocode/src/golang.org/x/net/http2 (apt-get install golang-golang-x-net-dev)" >&2; exit 3
 fi
-mkdir -p "$(dirname "$out")" bench/out/gocache
-GO111MODULE=off GOPATH=$gocode GOPROXY=off GOFLAGS= GOCACHE=$PWD/bench/out/gocache \
-    go build -trimpath -o "$out" ./bench/apns/gopeer
+# A GOPATH of its own holds the peer and the package the Go peers share (bench/apns/peerkit), Debian's the rest.
+gopath=$PWD/bench/out/gopeer-gopath
+rm -rf "$gopath" && mkdir -p "$gopath/src/gopeer" "$gopath/src/peerkit" "$(dirname "$out")" bench/out/gocache
+cp bench/apns/gopeer/main.go "$gopath/src/gopeer/" && cp bench/apns/peerkit/peerkit.go "$gopath/src/peerkit/"
+(cd "$gopath/src/gopeer" && GO111MODULE=off GOPATH=$gopath:$gocode GOPROXY=off GOFLAGS= \
+    GOCACHE=$PWD/../../../gocache go build -trimpath -o "$out" .)
 echo "$out"

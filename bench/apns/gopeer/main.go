@@ -14,7 +14,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -25,20 +24,16 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/net/http2"
+	"peerkit"
 )
 
 // The transport settings of an apns2 token client as gorush configures it: apns2 dials with a 20 s timeout and
@@ -108,7 +103,7 @@ func (t *providerToken) sign() string {
 	digest := sha256.Sum256([]byte(input))
 	r, s, err := ecdsa.Sign(rand.Reader, t.key, digest[:])
 	if err != nil {
-		fail("signing the provider token: %v", err)
+		peerkit.Fail("gopeer", "signing the provider token: %v", err)
 	}
 	signature := make([]byte, 64)
 	r.FillBytes(signature[:32])
@@ -163,104 +158,11 @@ func (c *client) push(ctx context.Context, n *notification) (*response, error) {
 	return r, nil
 }
 
-type counts struct{ ok, otherStatus, failed atomic.Int64 }
-
-// sendAll sends the tokens through c with at most inFlight pushes at once: one goroutine per push, a slot taken
-// from a buffered channel before it starts and given back when its answer is read.
-func (c *client) sendAll(tokens []string, template notification, inFlight int, tally *counts) {
-	slots := make(chan struct{}, inFlight)
-	var wg sync.WaitGroup
-	for _, token := range tokens {
-		slots <- struct{}{}
-		wg.Add(1)
-		go func(n notification, token string) {
-			defer wg.Done()
-			n.DeviceToken = token
-			r, err := c.push(context.Background(), &n)
-			switch {
-			case err != nil:
-				if tally.failed.Add(1) <= 5 {
-					fmt.Fprintf(os.Stderr, "push failed: %v\n", err)
-				}
-			case r.StatusCode == http.StatusOK:
-				tally.ok.Add(1)
-			default:
-				tally.otherStatus.Add(1)
-			}
-			<-slots
-		}(template, token)
-	}
-	wg.Wait()
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		fail("getrusage: %v", err)
-	}
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
-}
-
-func fail(format string, args ...interface{}) {
-	fmt.Fprintf(os.Stderr, "gopeer: "+format+"\n", args...)
-	os.Exit(1)
-}
-
-func readTokens(path string) []string {
-	f, err := os.Open(path)
-	if err != nil {
-		fail("%v", err)
-	}
-	defer f.Close()
-	var tokens []string
-	scanner := bufio.NewScanner(f)
-	for scanner.Scan() {
-		if line := strings.TrimSpace(scanner.Text()); line != "" {
-			tokens = append(tokens, line)
-		}
-	}
-	if err := scanner.Err(); err != nil || len(tokens) == 0 {
-		fail("no tokens read from %s (%v)", path, err)
-	}
-	return tokens
-}
-
 func main() {
-	if len(os.Args) != 6 && len(os.Args) != 7 {
-		fmt.Fprintf(os.Stderr, "usage: %s <url> <ca_file> <n> <clients> <in_flight> [tokens_file]\n", os.Args[0])
-		os.Exit(2)
-	}
-	url, caFile := os.Args[1], os.Args[2]
-	n, errN := strconv.Atoi(os.Args[3])
-	clients, errC := strconv.Atoi(os.Args[4])
-	inFlight, errF := strconv.Atoi(os.Args[5])
-	if errN != nil || errC != nil || errF != nil || n <= 0 || clients <= 0 || inFlight <= 0 {
-		os.Exit(2)
-	}
-	cut := strings.Index(url, "/3/device/")
-	if cut < 0 {
-		fail("the url must end in /3/device/<token>: %s", url)
-	}
-	host, urlToken := url[:cut], url[cut+len("/3/device/"):]
-	source := []string{urlToken}
-	if len(os.Args) == 7 {
-		source = readTokens(os.Args[6])
-	}
-	tokens := make([]string, n)
-	for i := range tokens {
-		tokens[i] = source[i%len(source)]
-	}
-	pem, err := os.ReadFile(caFile)
-	if err != nil {
-		fail("%v", err)
-	}
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(pem) {
-		fail("no certificate in %s", caFile)
-	}
+	args := peerkit.ParseArgs("gopeer")
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader) // a .p8 key of its own; the sink checks nothing
 	if err != nil {
-		fail("%v", err)
+		peerkit.Fail("gopeer", "%v", err)
 	}
 	token := &providerToken{key: key, keyID: "KEY1234567", teamID: "TEAM123456"}
 	template := notification{Topic: "com.example.app", Priority: 10, PushType: "alert", Payload: map[string]interface{}{
@@ -271,38 +173,25 @@ func main() {
 
 	// One push per client before the clock starts, as a running server's connection is already up (and the
 	// transport then knows the server's stream limit instead of opening a second connection at its initial 100).
-	pool := make([]*client, clients)
+	pool := make([]*client, args.Clients)
 	for i := range pool {
-		pool[i] = newClient(host, roots, token)
+		pool[i] = newClient(args.Host, args.Roots, token)
 		warm := template
-		warm.DeviceToken = tokens[0]
+		warm.DeviceToken = args.Tokens[0]
 		if r, err := pool[i].push(context.Background(), &warm); err != nil || r.StatusCode != http.StatusOK {
-			fail("warm-up push failed: %v %v", r, err)
+			peerkit.Fail("gopeer", "warm-up push failed: %v %v", r, err)
 		}
 	}
-
-	if ms, _ := strconv.Atoi(os.Getenv("GOPEER_PAUSE_MS")); ms > 0 { // time for a syscall counter to attach
-		time.Sleep(time.Duration(ms) * time.Millisecond)
-	}
-	var tally counts
-	var wg sync.WaitGroup
-	t0, c0 := time.Now(), cpuSeconds()
-	for i, c := range pool { // tokens dealt in equal contiguous shares, each client sending its own share
-		lo, hi := i*n/clients, (i+1)*n/clients
-		wg.Add(1)
-		go func(c *client, share []string) {
-			defer wg.Done()
-			c.sendAll(share, template, inFlight, &tally)
-		}(c, tokens[lo:hi])
-	}
-	wg.Wait()
-	wall, cpu := time.Since(t0).Seconds(), cpuSeconds()-c0
-
-	fmt.Printf("gopeer n=%d clients=%d in_flight=%d: %.0f notifications/s, %.1f us CPU/notification "+
-		"(wall %.2f s, cpu %.2f s, 200: %d, other status: %d, failed: %d, connections opened: %d) [%s, x/net http2, GOMAXPROCS=%d]\n",
-		n, clients, inFlight, float64(n)/wall, cpu*1e6/float64(n), wall, cpu, tally.ok.Load(), tally.otherStatus.Load(),
-		tally.failed.Load(), connectionsOpened.Load(), runtime.Version(), runtime.GOMAXPROCS(0))
-	if tally.failed.Load() != 0 || tally.otherStatus.Load() != 0 {
-		os.Exit(1)
-	}
+	var tally peerkit.Counts
+	peerkit.SendAll("gopeer", "x/net http2", args, &tally, connectionsOpened.Load, func(i int, share []string) {
+		peerkit.Window(share, args.InFlight, &tally, func(deviceToken string) (int, error) {
+			n := template
+			n.DeviceToken = deviceToken
+			r, err := pool[i].push(context.Background(), &n)
+			if err != nil {
+				return 0, err
+			}
+			return r.StatusCode, nil
+		})
+	})
 }
