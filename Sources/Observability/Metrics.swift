@@ -9,7 +9,9 @@ import Locking
 /// series whose every label is `other`.
 ///
 /// `render()` copies the state under the lock (copy-on-write: constant time) and formats outside it, so the event
-/// loops that count requests never wait for a scrape.
+/// loops that count requests never wait for a scrape. Its collectors run one scrape at a time: each reads its
+/// owner's state and writes gauges from it, and two scrapes interleaving could land an older read's values after a
+/// newer one's, leaving a stale gauge until the next change.
 package final class Metrics: Sendable {
     /// The per-family series cap `init()` uses. The label sets the server produces stay far below it (the largest,
     /// `push_http_requests_total`, is routes × methods × statuses actually seen).
@@ -20,13 +22,15 @@ package final class Metrics: Sendable {
     /// Series one family may hold before new label sets go to the overflow series.
     package let maxSeriesPerFamily: Int
     private let state = Locked(State())
+    /// The callbacks run before each render, under their own lock: one scrape's collectors at a time, never inside
+    /// `state`'s lock (they write through it).
+    private let collectors = Locked<[@Sendable (Metrics) -> Void]>([])
 
     private enum Kind: String { case counter, gauge, histogram }
 
     private struct State {
         var families: [String: Family] = [:]
         var order: [String] = []
-        var collectors: [@Sendable (Metrics) -> Void] = []
 
         /// Declares `family` unless it already is: the first declaration (or use) fixes its place in the output.
         mutating func ensure(_ family: MetricFamily, _ kind: Kind, _ buckets: [Double]) {
@@ -174,7 +178,7 @@ package final class Metrics: Sendable {
 
     /// Registers a callback run before each render, to copy gauges from their owners (queue depth, streams).
     package func addCollector(_ collector: @escaping @Sendable (Metrics) -> Void) {
-        state.withLock { $0.collectors.append(collector) }
+        collectors.withLock { $0.append(collector) }
     }
 
     /// Drops every series whose label `name` has a value `keep` refuses, in every family with that label (the
@@ -256,8 +260,9 @@ package final class Metrics: Sendable {
 
     /// Prometheus text exposition format 0.0.4.
     package func render() -> String {
-        let pending = state.withLock { $0.collectors }
-        for collector in pending { collector(self) }
+        collectors.withLock { collectors in
+            for collector in collectors { collector(self) }
+        }
         // Copy-on-write: taking the snapshot is constant time; the formatting below runs without the lock.
         let (families, order) = state.withLock { ($0.families, $0.order) }
         var out = ""

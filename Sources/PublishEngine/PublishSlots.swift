@@ -57,11 +57,10 @@ final class PublishSlots: Sendable {
     /// same: the counts as they are.
     private func report(to metrics: Metrics) {
         guard state.withLock({ $0.admitted }) else { return }
-        // Only the gauges whose count changed since the last read.
+        // Only the gauges whose count changed since the last read (`Metrics.render` runs one scrape's collectors at a
+        // time, so the counts read here are the newest written).
+        let now = counts
         reported.withLock { last in
-            // Read under `reported`: counts read before it could reach the gauges after a later read's (two scrapes
-            // at once), and the gauges would keep the older count (`state` is never held while taking this).
-            let now = counts
             if last?.holding != now.holding { metrics.set(.publishSlotsBusy, to: Double(now.holding)) }
             if last?.waiting != now.waiting { metrics.set(.publishJobsWaiting, to: Double(now.waiting)) }
             if last?.parked != now.parked { metrics.set(.publishJobsParked, to: Double(now.parked)) }

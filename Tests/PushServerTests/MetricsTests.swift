@@ -1,5 +1,7 @@
 import APNsClient
+import Foundation
 import HTTPServer
+import Locking
 import Observability
 import XCTest
 
@@ -103,6 +105,25 @@ final class MetricsTests: XCTestCase {
     }
 
     // MARK: Bounds
+
+    func testTwoScrapesAtOnceRunTheCollectorsOneScrapeAtATime() {
+        // A collector reads its owner's state and writes gauges from it: two scrapes running it at once could land
+        // the older read last. Each run here takes 20 ms, so two renders started together overlap unless the
+        // registry runs them in turn.
+        let metrics = Metrics()
+        let running = Locked((now: 0, most: 0))
+        metrics.addCollector { metrics in
+            running.withLock {
+                $0.now += 1
+                $0.most = max($0.most, $0.now)
+            }
+            usleep(20_000)
+            running.withLock { $0.now -= 1 }
+            metrics.set(.gPlain, to: 1)
+        }
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in _ = metrics.render() }
+        XCTAssertEqual(running.withLock { $0.most }, 1)
+    }
 
     func testSeriesPastTheCapGoToOneOverflowSeries() {
         let metrics = Metrics(maxSeriesPerFamily: 3)
