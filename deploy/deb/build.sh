@@ -40,17 +40,9 @@ install -d -m 0700 "$pkg/var/lib/push-server"
 install -m 0755 "$binary" "$pkg/usr/bin/push-server"
 strip --remove-section=.comment --remove-section=.note --strip-debug "$pkg/usr/bin/push-server"
 install -m 0644 "$repo/deploy/push-server.service" "$pkg/lib/systemd/system/push-server.service"
-# The Swift runtime's crash backtracer, from the toolchain that built the binary: on a crash the runtime starts it
-# (the unit's SWIFT_BACKTRACE names it) and it writes every thread's stack, by thread name, to the journal. The
-# static one serves a binary with the Swift runtime linked in; it reads the crashed process's memory through a
-# memory server the runtime starts in it, not ptrace, so the unit's sandbox allows it
-# (Tests/deb/test_unit_sandbox.py).
-toolchain=$(dirname "$(realpath "$(command -v "${SWIFT:-swift}")")")/..
-backtracer=${SWIFT_BACKTRACER:-$toolchain/libexec/swift/linux/swift-backtrace-static}
-[ -x "$backtracer" ] || { echo "build.sh: no backtracer at $backtracer (set SWIFT_BACKTRACER)" >&2; exit 1; }
-install -d -m 0755 "$pkg/usr/libexec/push-server"
-install -m 0755 "$backtracer" "$pkg/usr/libexec/push-server/swift-backtrace"
-strip --remove-section=.comment --remove-section=.note --strip-unneeded "$pkg/usr/libexec/push-server/swift-backtrace"
+# The crash backtracer the unit's SWIFT_BACKTRACE names: it reads the crashed process through a memory server the
+# runtime starts in it, not ptrace, so the unit's sandbox allows it (Tests/deb/test_unit_sandbox.py).
+bash "$repo/deploy/install-backtracer.sh" "$pkg/usr/libexec/push-server/swift-backtrace"
 install -m 0644 "$here/push-server.sysusers" "$pkg/usr/lib/sysusers.d/push-server.conf"
 # The production sample is not a conffile: dpkg would ask about it on every upgrade that changes it, and an
 # unattended `apt-get install -y` stops at that question. It ships under /usr/share (not /usr/share/doc, which

@@ -24,6 +24,9 @@ version=$("$binary" version | sed -n '1s/^push-server //p')
 # An OCI tag allows [A-Za-z0-9_.-]: a Debian version's ~ and + become -.
 tag=${version//[~+]/-}
 epoch=${SOURCE_DATE_EPOCH:-$(date +%s)}
+# The crash backtracer's setting, as the unit has it: one line in deploy/push-server.service.
+backtrace_setting=$(sed -n 's/^Environment=\(SWIFT_BACKTRACE=.*\)$/\1/p' "$here/../push-server.service")
+[[ $backtrace_setting == SWIFT_BACKTRACE=* ]] || { echo "build.sh: no SWIFT_BACKTRACE in the unit" >&2; exit 1; }
 created=$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)
 
 work=$(mktemp -d)
@@ -36,11 +39,7 @@ trap 'rm -rf "$work"' EXIT
 # the container's log (SWIFT_BACKTRACE below).
 install -m 0755 "$binary" "$work/push-server"
 strip --remove-section=.comment --remove-section=.note --strip-debug "$work/push-server"
-toolchain=$(dirname "$(realpath "$(command -v "${SWIFT:-swift}")")")/..
-backtracer=${SWIFT_BACKTRACER:-$toolchain/libexec/swift/linux/swift-backtrace-static}
-[ -x "$backtracer" ] || { echo "build.sh: no backtracer at $backtracer (set SWIFT_BACKTRACER)" >&2; exit 1; }
-install -m 0755 "$backtracer" "$work/swift-backtrace"
-strip --remove-section=.comment --remove-section=.note --strip-unneeded "$work/swift-backtrace"
+bash "$here/../install-backtracer.sh" "$work/swift-backtrace"
 mkdir -p "$work/debian" && : > "$work/debian/control"
 shlibs=$(cd "$work" && dpkg-shlibdeps -O "-e$work/push-server" "-e$work/swift-backtrace" |
     sed -n 's/^shlibs:Depends=//p')
@@ -87,7 +86,7 @@ umoci config --image "$layout:$tag" --created "$created" --history.created "$cre
     --history.created_by "umoci config (deploy/image/build.sh)" --author "push-server maintainers" \
     --config.user "$uid:$uid" --config.workingdir /var/lib/push-server \
     --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    --config.env SWIFT_BACKTRACE=enable=yes,interactive=no,color=no,swift-backtrace=/usr/libexec/push-server/swift-backtrace \
+    --config.env "$backtrace_setting" \
     --config.entrypoint /usr/bin/push-server --config.entrypoint serve \
     --config.entrypoint --config --config.entrypoint /etc/push-server/config.json \
     --config.volume /etc/push-server --config.volume /var/lib/push-server \
