@@ -142,6 +142,12 @@ package final class PublishEngine: Service {
     /// Longest a cancel then waits for the answers in flight, so that its answer shows the final counts.
     static let cancelAnswerWait: Duration = .seconds(10)
 
+    /// Whether a run of `job` on this node has been cancelled (`cancel` marks it before its first wait): what a
+    /// caller that must act only once the run stopped handing out targets can wait for.
+    package func isCancelled(_ job: PublishJobID) -> Bool {
+        scheduler.runs.contains { $0.claimed.id == job && $0.isCancelled }
+    }
+
     /// Stops the publish's run on this node after `cancelPublish` marked it: the run stops handing targets to the
     /// senders, ends its waiting retries (`PublishRun.cancel`), waits for the answers in flight and ends `cancelled`. Returns once nothing more is handed to a
     /// sender (and, within `cancelAnswerWait`, once the run ended). - Returns: whether a run was stopped here

@@ -129,13 +129,10 @@ final class EngineDeliveryOptionsTests: XCTestCase {
         let marked = try await fixture.base.cancelPublish(instanceID: fixture.instanceID, publishID: "big", now: Date())
         XCTAssertEqual(marked, .running(id))
         // The answers below must come after the cancel stopped the run (which `cancel` does before it first waits),
-        // not before the task got a thread: then the run sent all 50 and finished (CI on 6f9cc4a).
-        let cancelStarted = CountdownLatch(count: 1)
-        let cancelling = Task {
-            cancelStarted.arrive(nil)
-            return await engine.cancel(id)
-        }
-        _ = await cancelStarted.wait()
+        // not before: then the run sent all 50 and finished (CI on 6f9cc4a, and under TSan on 5378c44, where the
+        // cancel's task had started but not yet reached the run).
+        let cancelling = Task { await engine.cancel(id) }
+        try await eventually("the cancel reached the run") { engine.isCancelled(id) }
         // Answers free the slots: the waiting target goes out (it was handed over before the cancel), nothing after.
         sender.state.update { $0.defaultAnswer = .respond(.accepted) }
         sender.releaseAll()
