@@ -81,10 +81,21 @@ package final class InFlightWindow: Sendable {
 
     package let capacity: Int
     private let window: AdmissionWindow<Slots, Void>
+    /// Runs the flush `release` asks for once `flushDelay` has passed.
+    private let scheduleFlush: @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
 
-    package init(capacity: Int) {
+    /// A window of `capacity` slots. `scheduleFlush` runs the late admission `release` asks for after the delay it
+    /// is given; the default is a real timer, and tests pass their own to order the flush against `close` instead
+    /// of racing a 5 ms timer.
+    package init(
+        capacity: Int,
+        scheduleFlush: @escaping @Sendable (Duration, @escaping @Sendable () -> Void) -> Void = { delay, body in
+            _ = MonotonicTimer.schedule(after: delay, body)
+        }
+    ) {
         self.capacity = max(1, capacity)
         window = AdmissionWindow(Slots(capacity: self.capacity))
+        self.scheduleFlush = scheduleFlush
     }
 
     /// Takes a slot, suspending while none is free. Returns false (no slot taken) once the window is closed, or
@@ -113,7 +124,7 @@ package final class InFlightWindow: Sendable {
         }
         for waiter in admitted { waiter.admit(()) }
         for body in drained { body() }
-        if later { MonotonicTimer.schedule(after: Self.flushDelay) { [self] in flush() } }
+        if later { scheduleFlush(Self.flushDelay) { [self] in flush() } }
     }
 
     /// Admits whoever waits into the slots free now (the timer `release` scheduled).

@@ -1,3 +1,4 @@
+import Clocks
 import Locking
 import XCTest
 
@@ -46,8 +47,13 @@ final class InFlightWindowBatchTests: XCTestCase {
     }
 
     /// A window of 64 slots (a batch of 4), every slot taken, and `count` callers parked in its line.
-    private func fullWindow(waiters count: Int) async -> (InFlightWindow, [Task<Bool, Never>]) {
-        let window = InFlightWindow(capacity: 64)
+    private func fullWindow(
+        waiters count: Int,
+        scheduleFlush: @escaping @Sendable (Duration, @escaping @Sendable () -> Void) -> Void = { delay, body in
+            _ = MonotonicTimer.schedule(after: delay, body)
+        }
+    ) async -> (InFlightWindow, [Task<Bool, Never>]) {
+        let window = InFlightWindow(capacity: 64, scheduleFlush: scheduleFlush)
         for _ in 0..<64 { _ = await window.acquire() }
         let waiters = (0..<count).map { _ in Task { await window.acquire() } }
         for _ in 0..<1_000_000 where window.waiting < count { await Task.yield() }
@@ -76,13 +82,18 @@ final class InFlightWindowBatchTests: XCTestCase {
     }
 
     func testWaitersRefusedByCloseAreNotAdmittedByALaterFlush() async {
-        let (window, waiters) = await fullWindow(waiters: 1)
-        window.release()  // schedules a flush
+        // The flush is held and run after `close`: with the real 5 ms timer a loaded machine could run it first
+        // (CI on 9f8eacf admitted the waiter that way).
+        let flushes = Locked<[@Sendable () -> Void]>([])
+        let (window, waiters) = await fullWindow(waiters: 1) { _, body in flushes.withLock { $0.append(body) } }
+        window.release()
+        XCTAssertEqual(flushes.withLock { $0.count }, 1, "1 free of a batch of 4: a flush is asked for")
         window.close()
         let admitted = await waiters[0].value
         XCTAssertFalse(admitted)
-        try? await Task.sleep(for: InFlightWindow.flushDelay * 4)
+        for flush in flushes.withLock({ $0 }) { flush() }
         XCTAssertEqual(window.inUse, 63, "the flush found the window closed")
+        XCTAssertEqual(window.waiting, 0)
     }
 }
 
