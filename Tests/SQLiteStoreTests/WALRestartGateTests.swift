@@ -94,23 +94,4 @@ final class WALRestartGateTests: XCTestCase {
         gate.restartPending(true)
         XCTAssertFalse(gate.beginBackgroundCheckpoint())
     }
-
-    func testBelowTheCopyWaitTheWriterLeavesARunningCopyAtOnceAndHoldsOnceItEnded() {
-        let gate = WALRestartGate()
-        XCTAssertTrue(gate.beginBackgroundCheckpoint())
-        let started = MonotonicInstant.now
-        XCTAssertEqual(
-            gate.holdReadersAndCheckpoints(
-                until: .now + .seconds(30), readersAtMostUntil: .now + .seconds(30), waitingForACopy: false),
-            .checkpointRunning)
-        XCTAssertLessThan(started.duration(to: .now), .seconds(10), "the writer waited for the copy")
-        // The restart is due: the checkpoint thread starts no other copy, and the writer's next try holds.
-        gate.endBackgroundCheckpoint()
-        XCTAssertFalse(gate.beginBackgroundCheckpoint())
-        XCTAssertEqual(
-            gate.holdReadersAndCheckpoints(
-                until: .now + .seconds(30), readersAtMostUntil: .now + .seconds(30), waitingForACopy: false),
-            .held)
-        gate.reopen()
-    }
 }

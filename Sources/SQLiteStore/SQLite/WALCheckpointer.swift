@@ -28,10 +28,9 @@ import Logging
 /// WAL nears `hardLimitFactor` times the threshold (`maxRestartWait` at most). When reads in flight outlast it (a
 /// reader thread descheduled on a busy machine), the gate stays closed and the writer tries again after its next
 /// transaction, with the same bound; new reads wait at most `maxReadWait` for one restart, then go on. This thread's copies (their syncs took
-/// 50–700 ms on a busy disk) are out of its way: from a quarter threshold before the restart (`writerShare`) this
-/// thread starts none, and the writer's RESTART copies what is left; a copy still running when the restart is due
-/// makes the writer try again after its next transaction, without waiting for it until the WAL holds
-/// `copyWaitFactor` times the threshold, and then for at most its wait. A RESTART from this thread would hold every write back while it waited for readers:
+/// 50–700 ms on a busy disk) are out of its way: from one threshold before the restart this thread starts none, and
+/// the writer's RESTART copies what is left; a copy still running when the writer's wait ends makes it try again
+/// after its next transaction. A RESTART from this thread would hold every write back while it waited for readers:
 /// under an interest flood that was a 100–230 ms stall for every instance's writes (`bench/noisy/run.sh`).
 /// After a restart that failed because a read of the reader threads outlasted `maxReadWait`, the writer tries again
 /// once the time it may wait in one has passed; when a connection outside the reader threads reads (an export,
@@ -47,9 +46,6 @@ final class WALCheckpointer: Sendable {
     static let restartFactor = 4
     /// The WAL's documented bound, in times the threshold (docs/OPERATIONS.md).
     static let hardLimitFactor = 8
-    /// Up to this many times the threshold the writer does not wait for a copy of the checkpoint thread still
-    /// running when its restart is due; it tries again after its next transaction (`restart`).
-    static let copyWaitFactor = 6
     /// What the writer waits for readers and the checkpoint thread just past `restartFactor`.
     static let minRestartWait: Duration = .milliseconds(4)
     /// What it waits at most, from `hardLimitFactor` on.
@@ -133,9 +129,9 @@ final class WALCheckpointer: Sendable {
     /// threshold (cheap; never waits).
     func onCommit(walFrames: Int) {
         latestFrames.withLock { $0 = walFrames }
-        // From `writerShare` before the writer's restart this thread starts no copy: what it leaves is copied by the
-        // writer's RESTART, while every write waits.
-        gate.restartPending(walFrames >= threshold * Self.restartFactor - Self.writerShare(threshold: threshold))
+        // From one threshold before the writer's restart, this thread starts no copy the writer would wait for: what
+        // it leaves is copied by the writer's RESTART.
+        gate.restartPending(walFrames >= threshold * (Self.restartFactor - 1))
         guard walFrames >= threshold else { return }
         let ask = requested.withLock { requested in
             defer { requested = walFrames }
@@ -152,12 +148,6 @@ final class WALCheckpointer: Sendable {
         guard frames >= threshold * Self.restartFactor, due else { return }
         restart(on: connection, frames: frames)
     }
-
-    /// The frames the checkpoint thread leaves to the writer's RESTART at most: a quarter of the threshold. The
-    /// writer copies them while every write waits (with a whole threshold, 1,000 pages, the restarts made intake's
-    /// p99; docs/BENCHMARKS.md, "Intake timed against `2247715` once more"); the checkpoint thread's last copy then
-    /// starts nearer the restart, which the writer does not wait for below `copyWaitFactor`.
-    static func writerShare(threshold: Int) -> Int { max(1, threshold / 4) }
 
     /// How long the writer waits for readers and the checkpoint thread with `frames` in the WAL: `minRestartWait` at
     /// `restartFactor` times the threshold, rising in a straight line to `maxRestartWait` at `hardLimitFactor` times.
@@ -178,8 +168,7 @@ final class WALCheckpointer: Sendable {
         let deadline = started + restartWait(frames: frames)
         var failure: (any Error)?
         let hold = gate.holdReadersAndCheckpoints(
-            until: deadline, readersAtMostUntil: started + Self.maxReadWait,
-            waitingForACopy: frames >= threshold * Self.copyWaitFactor)
+            until: deadline, readersAtMostUntil: started + Self.maxReadWait)
         let heldAfter = started.duration(to: .now)
         switch hold {
         case .checkpointRunning:

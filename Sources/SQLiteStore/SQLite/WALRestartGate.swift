@@ -101,12 +101,9 @@ final class WALRestartGate: @unchecked Sendable {
     /// Called by the writer: waits for the checkpoint thread's copy (the checkpoint thread then starts no other until
     /// `restartPending(false)`), closes the gate and waits for the reads in flight, until `deadline` at most. New
     /// reads wait at most until `readersAtMostUntil` of the call that closed the gate, however often the writer
-    /// calls again. After `.held` the caller calls `reopen()`. Without `waitingForACopy` a copy in progress ends the
-    /// call at once (`.checkpointRunning`): the writer, with room left before the WAL's bound, tries again after its
-    /// next transaction instead of stalling every write behind the copy.
+    /// calls again. After `.held` the caller calls `reopen()`.
     func holdReadersAndCheckpoints(
-        until deadline: MonotonicInstant, readersAtMostUntil readDeadline: MonotonicInstant,
-        waitingForACopy: Bool = true
+        until deadline: MonotonicInstant, readersAtMostUntil readDeadline: MonotonicInstant
     ) -> Hold {
         condition.lock()
         defer { condition.unlock() }
@@ -118,7 +115,7 @@ final class WALRestartGate: @unchecked Sendable {
         }
         if !closed {
             while checkpointing {
-                if !waitingForACopy || !wait(until: deadline) { return .checkpointRunning }
+                if !wait(until: deadline) { return .checkpointRunning }
             }
             closed = true
             closedUntil = readDeadline
