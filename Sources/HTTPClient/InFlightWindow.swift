@@ -79,20 +79,19 @@ package final class InFlightWindow: Sendable {
         max(1, min(32, capacity / 16))
     }
 
+    /// Runs a flush (the closure) once the delay has passed: how `release` asks for the late admission.
+    package typealias FlushScheduler = @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
+
+    /// The scheduler outside tests: a real timer (`MonotonicTimer`).
+    package static let timerFlush: FlushScheduler = { delay, body in _ = MonotonicTimer.schedule(after: delay, body) }
+
     package let capacity: Int
     private let window: AdmissionWindow<Slots, Void>
-    /// Runs the flush `release` asks for once `flushDelay` has passed.
-    private let scheduleFlush: @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
+    private let scheduleFlush: FlushScheduler
 
     /// A window of `capacity` slots. `scheduleFlush` runs the late admission `release` asks for after the delay it
-    /// is given; the default is a real timer, and tests pass their own to order the flush against `close` instead
-    /// of racing a 5 ms timer.
-    package init(
-        capacity: Int,
-        scheduleFlush: @escaping @Sendable (Duration, @escaping @Sendable () -> Void) -> Void = { delay, body in
-            _ = MonotonicTimer.schedule(after: delay, body)
-        }
-    ) {
+    /// is given; tests pass their own to order the flush against `close` instead of racing a 5 ms timer.
+    package init(capacity: Int, scheduleFlush: @escaping FlushScheduler = InFlightWindow.timerFlush) {
         self.capacity = max(1, capacity)
         window = AdmissionWindow(Slots(capacity: self.capacity))
         self.scheduleFlush = scheduleFlush

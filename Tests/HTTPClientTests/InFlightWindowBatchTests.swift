@@ -1,4 +1,3 @@
-import Clocks
 import Locking
 import XCTest
 
@@ -48,10 +47,7 @@ final class InFlightWindowBatchTests: XCTestCase {
 
     /// A window of 64 slots (a batch of 4), every slot taken, and `count` callers parked in its line.
     private func fullWindow(
-        waiters count: Int,
-        scheduleFlush: @escaping @Sendable (Duration, @escaping @Sendable () -> Void) -> Void = { delay, body in
-            _ = MonotonicTimer.schedule(after: delay, body)
-        }
+        waiters count: Int, scheduleFlush: @escaping InFlightWindow.FlushScheduler = InFlightWindow.timerFlush
     ) async -> (InFlightWindow, [Task<Bool, Never>]) {
         let window = InFlightWindow(capacity: 64, scheduleFlush: scheduleFlush)
         for _ in 0..<64 { _ = await window.acquire() }
